@@ -188,9 +188,9 @@ func (b Batch) SetPartitionLeaderEpoch(e int32) {
 }
 
 // Validate checks what Kafka's ensureValid checks, and what any reader of
-// the batch relies on: the CRC, a known codec, a record count that is not
-// negative and not above what the records section could hold. It returns
-// nil or a *CorruptionError.
+// the batch relies on: the CRC, a known codec and a record count that is
+// not negative. It returns nil or a *CorruptionError. Records are checked
+// as they are read (RecordReader).
 func (b Batch) Validate() error {
 	if stored, computed := b.CRC(), b.ComputeCRC(); stored != computed {
 		return batchErr(crcOffset, ErrCRC, "Record is corrupt (stored crc = %d, computed crc = %d)", stored, computed)
