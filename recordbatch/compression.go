@@ -211,31 +211,18 @@ func (w *appendWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// ---- gzip ----
-
-type gzipEnc struct {
-	w   *gzip.Writer
+// streamEnc is a pooled streaming compressor (gzip, lz4) that appends
+// its output to a caller's slice.
+type streamEnc struct {
+	w interface {
+		io.WriteCloser
+		Reset(io.Writer)
+	}
 	out appendWriter
 }
 
-type gzipDec struct {
-	zr gzip.Reader
-	br bytes.Reader
-}
-
-var (
-	gzipEncPool = sync.Pool{New: func() any {
-		e := new(gzipEnc)
-		// Kafka's default is zlib's default level (6); this library's
-		// default is its level 5, about as good and faster.
-		e.w, _ = gzip.NewWriterLevel(&e.out, gzip.DefaultCompression)
-		return e
-	}}
-	gzipDecPool = sync.Pool{New: func() any { return new(gzipDec) }}
-)
-
-func compressGzip(dst, src []byte) ([]byte, error) {
-	e := gzipEncPool.Get().(*gzipEnc)
+// encode appends the compressed form of src to dst and returns e to pool.
+func (e *streamEnc) encode(pool *sync.Pool, dst, src []byte) ([]byte, error) {
 	start := len(dst)
 	e.out.b = dst
 	e.w.Reset(&e.out)
@@ -245,11 +232,33 @@ func compressGzip(dst, src []byte) ([]byte, error) {
 	}
 	out := e.out.b
 	e.out.b = nil
-	gzipEncPool.Put(e)
+	pool.Put(e)
 	if err != nil { // cannot happen: appendWriter never fails
 		return dst[:start], err
 	}
 	return out, nil
+}
+
+// ---- gzip ----
+
+type gzipDec struct {
+	zr gzip.Reader
+	br bytes.Reader
+}
+
+var (
+	gzipEncPool = sync.Pool{New: func() any {
+		e := new(streamEnc)
+		// Kafka's default is zlib's default level (6); this library's
+		// default is its level 5, about as good and faster.
+		e.w, _ = gzip.NewWriterLevel(&e.out, gzip.DefaultCompression)
+		return e
+	}}
+	gzipDecPool = sync.Pool{New: func() any { return new(gzipDec) }}
+)
+
+func compressGzip(dst, src []byte) ([]byte, error) {
+	return gzipEncPool.Get().(*streamEnc).encode(&gzipEncPool, dst, src)
 }
 
 func decompressGzip(dst, src []byte, limit int) ([]byte, error) {
@@ -389,11 +398,6 @@ func decompressRawSnappy(dst, src []byte, limit, off int) ([]byte, error) {
 
 // ---- lz4 ----
 
-type lz4Enc struct {
-	w   *lz4.Writer
-	out appendWriter
-}
-
 type lz4Dec struct {
 	zr *lz4.Reader
 	br bytes.Reader
@@ -401,11 +405,12 @@ type lz4Dec struct {
 
 var (
 	lz4EncPool = sync.Pool{New: func() any {
-		e := new(lz4Enc)
-		e.w = lz4.NewWriter(&e.out)
+		e := new(streamEnc)
+		w := lz4.NewWriter(&e.out)
+		e.w = w
 		// Kafka's KafkaLZ4BlockOutputStream: 64 KiB blocks, independent,
 		// no block checksum, no content checksum, no content size.
-		if err := e.w.Apply(
+		if err := w.Apply(
 			lz4.BlockSizeOption(lz4.Block64Kb),
 			lz4.BlockChecksumOption(false),
 			lz4.ChecksumOption(false),
@@ -423,21 +428,7 @@ var (
 )
 
 func compressLZ4(dst, src []byte) ([]byte, error) {
-	e := lz4EncPool.Get().(*lz4Enc)
-	start := len(dst)
-	e.out.b = dst
-	e.w.Reset(&e.out)
-	_, err := e.w.Write(src)
-	if cerr := e.w.Close(); err == nil {
-		err = cerr
-	}
-	out := e.out.b
-	e.out.b = nil
-	lz4EncPool.Put(e)
-	if err != nil { // cannot happen: appendWriter never fails
-		return dst[:start], err
-	}
-	return out, nil
+	return lz4EncPool.Get().(*streamEnc).encode(&lz4EncPool, dst, src)
 }
 
 func decompressLZ4(dst, src []byte, limit int) ([]byte, error) {
