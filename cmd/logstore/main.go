@@ -1,0 +1,8 @@
+// Command logstore stores, dumps and inspects Kafka-format log segments.
+package main
+
+import "os"
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}

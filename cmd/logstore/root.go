@@ -1,0 +1,60 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit statuses of the logstore command.
+const (
+	exitOK    = 0
+	exitError = 1 // bad flags, unreadable or unsupported input, I/O
+)
+
+// run builds the command tree, runs it with args and returns the exit
+// status. It is the one place where an error becomes a message on stderr
+// and an exit status.
+func run(args []string, stdout, stderr io.Writer) int {
+	root := newRootCommand()
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	cmd, err := root.ExecuteC()
+	if err == nil {
+		return exitOK
+	}
+	// Name what failed: the command path ("logstore dump"), then the
+	// error, which names the file and byte position where there is one.
+	where := root.Name()
+	if cmd != nil {
+		where = cmd.CommandPath()
+	}
+	fmt.Fprintf(stderr, "%s: %v\n", where, err)
+	return exitCode(err)
+}
+
+// exitCode maps an error to an exit status. Every failure of the commands
+// so far is a plain error (1); statuses for refused appends and found
+// corruption will be added here as the commands that return them arrive.
+func exitCode(err error) int {
+	if err == nil {
+		return exitOK
+	}
+	return exitError
+}
+
+func newRootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "logstore",
+		Short: "A durable log store that keeps Kafka v2 record batches in Kafka's own segment format",
+		Long: `logstore keeps each partition as Kafka does on disk: segment files of
+Kafka v2 record batches, byte for byte. This command works on those files.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.CompletionOptions.DisableDefaultCmd = true
+	root.AddCommand(newDumpCommand())
+	return root
+}
