@@ -51,8 +51,9 @@ type RecordReader struct {
 	err      error
 }
 
-// Reset starts iterating the records of b, which must come from Parse and
-// have passed Validate. A compressed batch is inflated into the reader's
+// Reset starts iterating the records of b, which must come from Parse. Its
+// CRC need not have been checked (a dump reads batches whose CRC is
+// wrong): everything read from the records is checked. A compressed batch is inflated into the reader's
 // buffer first; limit bounds the inflated size (a batch that inflates past
 // it fails with ErrTooLarge), and limit <= 0 means no more than
 // DefaultMaxRecordsBytes.
@@ -60,6 +61,11 @@ func (r *RecordReader) Reset(b Batch, limit int) error {
 	*r = RecordReader{buf: r.buf, hdrs: r.hdrs[:0]}
 	if limit <= 0 {
 		limit = DefaultMaxRecordsBytes
+	}
+	if b.NumRecords() == 0 {
+		// Like Kafka, an empty batch (which compaction may leave) yields
+		// nothing, whatever bytes follow its header.
+		return nil
 	}
 	codec := b.Attributes().Codec()
 	if codec == CodecNone {

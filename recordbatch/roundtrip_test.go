@@ -79,3 +79,25 @@ func TestRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestEmptyBatch: a batch with recordsCount 0 yields no records and no
+// error, whatever bytes follow its header, as Kafka's iterator does.
+func TestEmptyBatch(t *testing.T) {
+	for _, c := range []recordbatch.Codec{recordbatch.CodecNone, recordbatch.CodecGzip} {
+		h := recordbatch.Header{Attributes: recordbatch.MakeAttributes(c, recordbatch.CreateTime, false, false, false), ProducerID: 5, BaseSequence: 7, LastOffsetDelta: 3}
+		b, err := recordbatch.Parse(recordbatch.AppendBatch(nil, h, []byte("junk that is no record")), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		recs, err := b.DecodeRecords(0)
+		if err != nil || len(recs) != 0 {
+			t.Fatalf("%v: %d records, %v", c, len(recs), err)
+		}
+		if b.LastSequence() != 10 {
+			t.Fatalf("%v: last sequence %d, want 10 (from lastOffsetDelta)", c, b.LastSequence())
+		}
+	}
+}
