@@ -47,6 +47,10 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // bytes 21..end of the batch.
 func Checksum(b []byte) uint32 { return crc32.Checksum(b, castagnoli) }
 
+// UpdateChecksum continues a CRC-32C with more bytes, for callers that
+// check a batch too large to hold in memory at once.
+func UpdateChecksum(crc uint32, b []byte) uint32 { return crc32.Update(crc, castagnoli, b) }
+
 // Batch is a zero-copy view of one encoded record batch: exactly its
 // bytes, no more. Getters read the header in place and never fail; they
 // are only meaningful on a Batch returned by Parse (or built here).

@@ -53,7 +53,7 @@ func (osFS) OpenFile(name string, flag int, perm fs.FileMode) (File, error) {
 	return osFile{f}, nil
 }
 
-func (osFS) Rename(oldname, newname string) error       { return os.Rename(oldname, newname) }
+func (osFS) Rename(oldname, newname string) error        { return os.Rename(oldname, newname) }
 func (osFS) Remove(name string) error                    { return os.Remove(name) }
 func (osFS) MkdirAll(dir string, perm fs.FileMode) error { return os.MkdirAll(dir, perm) }
 

@@ -2,24 +2,76 @@ package segment
 
 import (
 	"errors"
+	"fmt"
+	"math"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/logstore/logstore/recordbatch"
 )
 
-// Config is how a Log lays out and rolls its segments. Zero fields take
-// Kafka's defaults (see DefaultConfig).
+// Config is how a Log lays out, rolls and retains its segments. Zero
+// fields take Kafka's defaults.
 type Config struct {
-	FS                 FS                        // default OS
-	SegmentBytes       int64                     // segment.bytes, default 1 GiB, at most 2 GiB-1
-	SegmentMs          time.Duration             // segment.ms, default 7 days
-	IndexIntervalBytes int                       // index.interval.bytes, default 4096
-	IndexMaxBytes      int                       // segment.index.bytes, default 10 MiB
-	MaxBatchBytes      int                       // largest batch accepted, default 1048588 (max.message.bytes)
-	RetentionBytes     int64                     // retention.bytes; <= 0: off (default)
-	RetentionMs        time.Duration             // retention.ms; <= 0: off (default)
-	Now                func() time.Time          // clock, default time.Now
-	OnRoll             func(newBase int64) error // called after a roll, before the batch that caused it is written; an error fails the append
+	FS                 FS            // default OS
+	SegmentBytes       int64         // segment.bytes: default 1 GiB, at most 2 GiB - 1
+	SegmentMaxAge      time.Duration // segment.ms: default 7 days
+	IndexIntervalBytes int           // index.interval.bytes: default 4096
+	IndexMaxBytes      int           // segment.index.bytes: default 10 MiB
+	MaxBatchBytes      int           // largest batch accepted: default 1048588 (max.message.bytes)
+	RetentionBytes     int64         // retention.bytes: <= 0 keeps everything (default)
+	RetentionTime      time.Duration // retention.ms: <= 0 keeps everything (default)
+	Now                func() time.Time
+	// OnRoll is called after a roll, with the new segment's base offset,
+	// before the batch that caused the roll is written. The root package
+	// saves the producer-state snapshot there. An error fails that append.
+	OnRoll func(newBase int64) error
+}
+
+// Kafka's defaults.
+const (
+	DefaultSegmentBytes       = 1 << 30
+	DefaultSegmentMaxAge      = 7 * 24 * time.Hour
+	DefaultIndexIntervalBytes = 4096
+	DefaultIndexMaxBytes      = 10 << 20
+	DefaultMaxBatchBytes      = 1048588
+)
+
+func (c Config) withDefaults() (Config, error) {
+	if c.FS == nil {
+		c.FS = OS
+	}
+	if c.SegmentBytes == 0 {
+		c.SegmentBytes = DefaultSegmentBytes
+	}
+	if c.SegmentMaxAge == 0 {
+		c.SegmentMaxAge = DefaultSegmentMaxAge
+	}
+	if c.IndexIntervalBytes == 0 {
+		c.IndexIntervalBytes = DefaultIndexIntervalBytes
+	}
+	if c.IndexMaxBytes == 0 {
+		c.IndexMaxBytes = DefaultIndexMaxBytes
+	}
+	if c.MaxBatchBytes == 0 {
+		c.MaxBatchBytes = DefaultMaxBatchBytes
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	switch {
+	case c.SegmentBytes < recordbatch.HeaderSize || c.SegmentBytes > math.MaxInt32:
+		return c, fmt.Errorf("logstore/segment: segment bytes %d outside [%d, %d]", c.SegmentBytes, recordbatch.HeaderSize, math.MaxInt32)
+	case c.IndexMaxBytes < 2*timeEntrySize:
+		return c, fmt.Errorf("logstore/segment: index max bytes %d below %d", c.IndexMaxBytes, 2*timeEntrySize)
+	case c.MaxBatchBytes < recordbatch.HeaderSize || c.SegmentMaxAge < 0 || c.IndexIntervalBytes < 0:
+		return c, fmt.Errorf("logstore/segment: invalid config %+v", c)
+	}
+	return c, nil
 }
 
 // AppendInfo is what an append assigned.
@@ -33,52 +85,490 @@ type AppendInfo struct {
 
 // RecoveryReport says what Open found and did.
 type RecoveryReport struct {
-	Clean            bool    // the last close was clean: nothing was scanned
-	ScannedSegments  []int64 // base offsets of the segments scanned
+	Clean            bool    // the last close was clean: only indexes were checked
+	ScannedSegments  []int64 // base offsets of the segments scanned batch by batch
 	TruncatedBytes   int64   // bytes cut from the log
-	TruncatedAt      int64   // offset of the first batch cut (-1: none)
-	TruncatedSegment int64   // base of the segment cut (-1: none)
-	Reason           error   // why the cut was made (a *recordbatch.CorruptionError)
-	DeletedSegments  []int64 // segments after the cut, removed
-	RebuiltIndexes   []int64 // segments whose index files were rebuilt
+	TruncatedSegment int64   // base offset of the segment cut, -1 when none
+	TruncatedAt      int64   // the log end offset after the cut (the first offset lost), -1 when none
+	Reason           error   // why the cut was made; errors.Is(Reason, recordbatch.ErrTruncated) for a torn write
+	DeletedSegments  []int64 // segments after the cut, removed as Kafka removes them
+	RebuiltIndexes   []int64 // segments whose index files were rebuilt from the log
+	CheckpointError  error   // an unreadable checkpoint, treated as an unclean shutdown
 }
 
-// Log is one partition directory's segments. It is safe for concurrent use.
-type Log struct{}
+// Log is the segments of one partition directory. It is safe for
+// concurrent use: appends are serialised, reads run beside them, and Sync
+// does not block appends while the disk works.
+type Log struct {
+	dir string
+	cfg Config
 
-var errNotYet = errors.New("logstore/segment: not implemented yet")
+	mu       sync.RWMutex
+	segs     []*segment // by base offset; the last is active
+	ckpt     checkpoint // as last written
+	err      error      // poison: set by a failed write or sync, returned forever
+	closed   bool
+	syncMu   sync.Mutex // one Sync at a time
+	durable  int64      // offsets below it are on disk (guarded by mu)
+	indexGap int64
+}
 
-// Open opens or creates the log in dir.
+// Open opens the log in dir, creating the directory and a first segment
+// if needed. After an unclean shutdown (no clean checkpoint) it recovers:
+// every segment from the one holding the recovery point on is scanned,
+// cut at the first torn or invalid batch, and the segments after a cut
+// are removed. Everything it recovers is synced before Open returns.
 func Open(dir string, cfg Config) (*Log, RecoveryReport, error) {
-	return nil, RecoveryReport{}, errNotYet
+	rep := RecoveryReport{TruncatedSegment: -1, TruncatedAt: -1}
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, rep, err
+	}
+	l := &Log{dir: dir, cfg: cfg, indexGap: int64(cfg.IndexIntervalBytes)}
+	if err := cfg.FS.MkdirAll(dir, 0o755); err != nil {
+		return nil, rep, err
+	}
+	bases, err := l.cleanDir()
+	if err != nil {
+		return nil, rep, err
+	}
+	ck, ok, err := readCheckpoint(cfg.FS, dir)
+	if err != nil {
+		if !errors.Is(err, errBadCheckpoint) {
+			return nil, rep, err
+		}
+		rep.CheckpointError = err
+	}
+	if !ok && len(bases) > 0 {
+		ck.logStart = bases[0]
+	}
+	rep.Clean = ok && ck.clean
+	if err := l.openSegments(bases, ck, &rep); err != nil {
+		return nil, rep, errors.Join(err, l.closeSegments())
+	}
+	if len(l.segs) == 0 {
+		s, err := createSegment(&l.cfg, dir, ck.logStart)
+		if err != nil {
+			return nil, rep, err
+		}
+		l.segs = append(l.segs, s)
+	}
+	ck.logStart = max(ck.logStart, l.segs[0].base)
+	// From here on a crash is unclean, and what was recovered is durable.
+	for _, s := range l.segs {
+		if s.base >= ck.recoveryPoint || !rep.Clean {
+			if err := s.sync(true); err != nil {
+				return nil, rep, errors.Join(err, l.closeSegments())
+			}
+		}
+	}
+	if err := cfg.FS.SyncDir(dir); err != nil {
+		return nil, rep, errors.Join(err, l.closeSegments())
+	}
+	l.durable = l.active().nextOffset
+	l.ckpt = checkpoint{logStart: ck.logStart, recoveryPoint: l.durable}
+	if err := writeCheckpoint(cfg.FS, dir, l.ckpt); err != nil {
+		return nil, rep, errors.Join(err, l.closeSegments())
+	}
+	return l, rep, nil
 }
 
-// Append assigns the next offsets to b (stamping its base offset in place),
-// rolls first if needed, and writes it. It does not sync.
-func (l *Log) Append(b recordbatch.Batch) (AppendInfo, error) { return AppendInfo{}, errNotYet }
+// cleanDir removes what an interrupted operation left (temporary files,
+// index files without their log) and returns the segments' base offsets.
+func (l *Log) cleanDir() ([]int64, error) {
+	names, err := l.cfg.FS.ReadDir(l.dir)
+	if err != nil {
+		return nil, err
+	}
+	logs := map[int64]bool{}
+	var bases []int64
+	for _, n := range names {
+		if base, ok := parseSegmentName(n, logSuffix); ok {
+			logs[base] = true
+			bases = append(bases, base)
+		}
+	}
+	removed := false
+	for _, n := range names {
+		orphan := false
+		for _, suf := range []string{indexSuffix, timeIndexSuffix} {
+			if base, ok := parseSegmentName(n, suf); ok && !logs[base] {
+				orphan = true
+			}
+		}
+		if orphan || strings.HasSuffix(n, ".tmp") || strings.HasSuffix(n, ".deleted") {
+			if err := l.cfg.FS.Remove(filepath.Join(l.dir, n)); err != nil {
+				return nil, err
+			}
+			removed = true
+		}
+	}
+	if removed {
+		if err := l.cfg.FS.SyncDir(l.dir); err != nil {
+			return nil, err
+		}
+	}
+	sort.Slice(bases, func(i, j int) bool { return bases[i] < bases[j] })
+	return bases, nil
+}
 
-// Sync makes everything appended so far durable and returns the offset
-// below which the log is durable. It does not block appends while it syncs.
-func (l *Log) Sync() (int64, error) { return 0, errNotYet }
+// parseSegmentName reads "<20 digits><suffix>".
+func parseSegmentName(name, suffix string) (int64, bool) {
+	digits, ok := strings.CutSuffix(name, suffix)
+	if !ok || len(digits) != 20 {
+		return 0, false
+	}
+	base, err := strconv.ParseInt(digits, 10, 64)
+	return base, err == nil && base >= 0
+}
 
-// Read returns whole batches starting with the one that holds offset, up
-// to maxBytes (but at least one whole batch).
-func (l *Log) Read(offset int64, maxBytes int) ([]byte, error) { return nil, errNotYet }
+// openSegments opens every segment and loads or recovers it.
+func (l *Log) openSegments(bases []int64, ck checkpoint, rep *RecoveryReport) error {
+	// Unclean: scan from the segment holding the recovery point.
+	scanFrom := len(bases)
+	if !rep.Clean {
+		scanFrom = 0
+		for i, b := range bases {
+			if b <= ck.recoveryPoint {
+				scanFrom = i
+			}
+		}
+	}
+	for i, base := range bases {
+		s, err := openSegment(&l.cfg, l.dir, base)
+		if err != nil {
+			return err
+		}
+		l.segs = append(l.segs, s)
+		if i < scanFrom {
+			ok, err := s.load()
+			if err != nil {
+				return err
+			}
+			if ok {
+				continue
+			}
+			// Below the recovery point: rebuild the indexes, but damage
+			// here was durable data, so it is an error, never a cut.
+			rep.RebuiltIndexes = append(rep.RebuiltIndexes, base)
+			if _, err := s.recover(l.indexGap, false); err != nil {
+				return err
+			}
+			continue
+		}
+		rep.ScannedSegments = append(rep.ScannedSegments, base)
+		rep.RebuiltIndexes = append(rep.RebuiltIndexes, base)
+		before := s.size
+		res, err := s.recover(l.indexGap, true)
+		if err != nil {
+			return err
+		}
+		if res.cutReason != nil {
+			rep.TruncatedBytes = before - res.validBytes
+			rep.TruncatedSegment = base
+			rep.TruncatedAt = s.nextOffset
+			rep.Reason = res.cutReason
+			for _, later := range bases[i+1:] {
+				rep.DeletedSegments = append(rep.DeletedSegments, later)
+				victim := newSegment(&l.cfg, l.dir, later)
+				if err := victim.remove(); err != nil {
+					return err
+				}
+			}
+			break
+		}
+	}
+	// Segments wholly below the log start (retention interrupted before
+	// its files were removed) go now.
+	for len(l.segs) > 1 && l.segs[1].base <= ck.logStart {
+		if err := l.segs[0].remove(); err != nil {
+			return err
+		}
+		l.segs = l.segs[1:]
+	}
+	// Offsets must increase across segments.
+	for i := 1; i < len(l.segs); i++ {
+		if prev := l.segs[i-1]; prev.nextOffset > l.segs[i].base {
+			return &CorruptionError{File: l.segs[i].logName, Offset: 0, Err: fmt.Errorf("segment starts at %d but the previous one ends at %d", l.segs[i].base, prev.nextOffset-1)}
+		}
+	}
+	return nil
+}
+
+func (l *Log) active() *segment { return l.segs[len(l.segs)-1] }
+
+// check returns why the log cannot be used, or nil.
+func (l *Log) check() error {
+	if l.err != nil {
+		return l.err
+	}
+	if l.closed {
+		return ErrClosed
+	}
+	return nil
+}
+
+// poison records a failed write or sync: from now on every call fails.
+func (l *Log) poison(op string, err error) error {
+	l.err = fmt.Errorf("%w: %s in %s: %w", ErrPoisoned, op, l.dir, err)
+	return l.err
+}
+
+// Append assigns the next offsets to b, stamping its base offset in
+// place, rolls to a new segment first if b does not fit the active one,
+// and writes it. It does not sync: see Sync. b must have passed
+// Validate; a batch larger than MaxBatchBytes or SegmentBytes is refused
+// with ErrBatchTooLarge and nothing is written.
+func (l *Log) Append(b recordbatch.Batch) (AppendInfo, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.check(); err != nil {
+		return AppendInfo{}, err
+	}
+	if len(b) > l.cfg.MaxBatchBytes || int64(len(b)) > l.cfg.SegmentBytes {
+		return AppendInfo{}, fmt.Errorf("%w: %d bytes, limits %d per batch and %d per segment", ErrBatchTooLarge, len(b), l.cfg.MaxBatchBytes, l.cfg.SegmentBytes)
+	}
+	base := l.active().nextOffset
+	if base > math.MaxInt64-int64(b.LastOffsetDelta()) {
+		return AppendInfo{}, fmt.Errorf("%w: %d + %d", ErrOffsetOverflow, base, b.LastOffsetDelta())
+	}
+	b.SetBaseOffset(base)
+	info := AppendInfo{BaseOffset: base, LastOffset: b.LastOffset()}
+	if reason := l.active().rollReason(b, &l.cfg); reason != "" {
+		if err := l.roll(base); err != nil {
+			return AppendInfo{}, err
+		}
+		info.Rolled = true
+	}
+	s := l.active()
+	info.Segment, info.Position = s.base, s.size
+	if err := s.append(b, l.indexGap); err != nil {
+		return AppendInfo{}, l.poison("append", err)
+	}
+	return info, nil
+}
+
+// roll seals the active segment and starts a new one at base.
+func (l *Log) roll(base int64) error {
+	if err := l.active().seal(); err != nil {
+		return l.poison("roll", err)
+	}
+	s, err := createSegment(&l.cfg, l.dir, base)
+	if err != nil {
+		return l.poison("roll", err)
+	}
+	l.segs = append(l.segs, s)
+	if err := l.cfg.FS.SyncDir(l.dir); err != nil {
+		return l.poison("roll", err)
+	}
+	// Everything below base is now durable: move the recovery point.
+	l.durable = max(l.durable, base)
+	ck := l.ckpt
+	ck.recoveryPoint = base
+	if err := writeCheckpoint(l.cfg.FS, l.dir, ck); err != nil {
+		return l.poison("roll", err)
+	}
+	l.ckpt = ck
+	if l.cfg.OnRoll != nil {
+		if err := l.cfg.OnRoll(base); err != nil {
+			return fmt.Errorf("logstore/segment: after rolling %s to %d: %w", l.dir, base, err)
+		}
+	}
+	return nil
+}
+
+// Sync makes everything appended before it was called durable and
+// returns the offset below which the log is durable. Appends go on while
+// it waits for the disk; concurrent calls are serialised, so a caller can
+// share one fsync with every append made before it.
+func (l *Log) Sync() (int64, error) {
+	l.syncMu.Lock()
+	defer l.syncMu.Unlock()
+	l.mu.RLock()
+	if err := l.check(); err != nil {
+		l.mu.RUnlock()
+		return 0, err
+	}
+	s, end, durable := l.active(), l.active().nextOffset, l.durable
+	l.mu.RUnlock()
+	if end <= durable {
+		return durable, nil
+	}
+	err := s.log.Sync()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err != nil {
+		if l.err == nil {
+			return 0, l.poison("sync", err)
+		}
+		return 0, l.err
+	}
+	l.durable = max(l.durable, end)
+	return l.durable, nil
+}
+
+// Read returns whole batches from the one that holds offset, up to
+// maxBytes of them but always at least one. An offset at the log end
+// returns nothing; one below the log start or above the end is
+// ErrOffsetOutOfRange.
+func (l *Log) Read(offset int64, maxBytes int) ([]byte, error) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if err := l.check(); err != nil {
+		return nil, err
+	}
+	end := l.active().nextOffset
+	if offset < l.ckpt.logStart || offset > end {
+		return nil, fmt.Errorf("%w: %d, log holds [%d, %d)", ErrOffsetOutOfRange, offset, l.ckpt.logStart, end)
+	}
+	for i := l.segmentFor(offset); i < len(l.segs); i++ {
+		s := l.segs[i]
+		out, err := s.read(offset, maxBytes, s.size)
+		if err != nil {
+			return nil, fmt.Errorf("logstore/segment: reading %s: %w", s.logName, err)
+		}
+		if out != nil {
+			return out, nil
+		}
+	}
+	return nil, nil
+}
+
+// segmentFor returns the index of the segment whose range holds offset.
+func (l *Log) segmentFor(offset int64) int {
+	i := sort.Search(len(l.segs), func(i int) bool { return l.segs[i].base > offset })
+	return max(i-1, 0)
+}
 
 // OffsetForTime returns the first offset whose record timestamp is >= ts,
-// or -1 when there is none.
-func (l *Log) OffsetForTime(ts int64) (int64, error) { return 0, errNotYet }
+// or -1 when no record is that late.
+func (l *Log) OffsetForTime(ts int64) (int64, error) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if err := l.check(); err != nil {
+		return -1, err
+	}
+	for _, s := range l.segs {
+		if s.maxTS < ts {
+			continue
+		}
+		off, err := s.offsetForTime(ts, s.size)
+		if err != nil || off >= 0 {
+			return off, err
+		}
+	}
+	return -1, nil
+}
 
-// StartOffset is the log start offset; EndOffset the next offset to assign.
-func (l *Log) StartOffset() int64 { return 0 }
-func (l *Log) EndOffset() int64   { return 0 }
+// StartOffset is the log start offset.
+func (l *Log) StartOffset() int64 {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.ckpt.logStart
+}
 
-// ApplyRetention deletes the oldest segments by RetentionBytes and
-// RetentionMs, never the active one, and returns their base offsets.
-func (l *Log) ApplyRetention() ([]int64, error) { return nil, errNotYet }
+// EndOffset is the next offset an append gets.
+func (l *Log) EndOffset() int64 {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.active().nextOffset
+}
+
+// Segments returns the base offsets of the segments, oldest first.
+func (l *Log) Segments() []int64 {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	out := make([]int64, len(l.segs))
+	for i, s := range l.segs {
+		out[i] = s.base
+	}
+	return out
+}
+
+// ApplyRetention deletes the oldest segments that RetentionBytes or
+// RetentionTime let go, never the active one, moves the log start to the
+// first segment kept (durably, before any file is removed) and returns the
+// base offsets deleted.
+func (l *Log) ApplyRetention() ([]int64, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.check(); err != nil {
+		return nil, err
+	}
+	var total int64
+	for _, s := range l.segs {
+		total += s.size
+	}
+	now := l.cfg.Now().UnixMilli()
+	n := 0
+	for ; n < len(l.segs)-1; n++ {
+		s := l.segs[n]
+		bySize := l.cfg.RetentionBytes > 0 && total-s.size >= l.cfg.RetentionBytes
+		byTime := l.cfg.RetentionTime > 0 && s.maxTS >= 0 && now-s.maxTS > l.cfg.RetentionTime.Milliseconds()
+		if !bySize && !byTime {
+			break
+		}
+		total -= s.size
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	ck := l.ckpt
+	ck.logStart = l.segs[n].base
+	if err := writeCheckpoint(l.cfg.FS, l.dir, ck); err != nil {
+		return nil, l.poison("retention", err)
+	}
+	l.ckpt = ck
+	var deleted []int64
+	for _, s := range l.segs[:n] {
+		deleted = append(deleted, s.base)
+		if err := s.remove(); err != nil {
+			return deleted, l.poison("retention", err)
+		}
+	}
+	l.segs = append([]*segment(nil), l.segs[n:]...)
+	if err := l.cfg.FS.SyncDir(l.dir); err != nil {
+		return deleted, l.poison("retention", err)
+	}
+	return deleted, nil
+}
 
 // Err returns the error that poisoned the log, or nil.
-func (l *Log) Err() error { return nil }
+func (l *Log) Err() error {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.err
+}
 
-// Close syncs, trims the indexes and records a clean shutdown.
-func (l *Log) Close() error { return errNotYet }
+// Close syncs the active segment, adds its closing time index entry,
+// records a clean shutdown and closes the files. A poisoned log is closed
+// without the clean mark, so the next open recovers.
+func (l *Log) Close() error {
+	l.syncMu.Lock()
+	defer l.syncMu.Unlock()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return ErrClosed
+	}
+	l.closed = true
+	var err error
+	if l.err == nil {
+		err = l.active().seal()
+		if err == nil {
+			err = writeCheckpoint(l.cfg.FS, l.dir, checkpoint{logStart: l.ckpt.logStart, recoveryPoint: l.active().nextOffset, clean: true})
+		}
+		if err != nil {
+			err = l.poison("close", err)
+		}
+	}
+	return errors.Join(err, l.closeSegments())
+}
+
+func (l *Log) closeSegments() error {
+	var errs []error
+	for _, s := range l.segs {
+		errs = append(errs, s.close())
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,223 @@
+package segment
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sort"
+)
+
+// Index entry sizes. Part of Kafka's file formats; never change them.
+const (
+	offsetEntrySize = 8  // int32 relative offset, int32 position
+	timeEntrySize   = 12 // int64 timestamp, int32 relative offset
+)
+
+// offsetIndex is a segment's .index: a sparse map from the last offset of
+// a batch to the batch's byte position in the .log. Entries are kept in
+// memory as the bytes of the file, and each new entry is written through
+// at the file's end; the file never holds more than its entries (Kafka
+// preallocates and trims, we never preallocate).
+type offsetIndex struct {
+	f          File
+	name       string
+	base       int64
+	buf        []byte
+	maxEntries int
+}
+
+func (x *offsetIndex) entries() int { return len(x.buf) / offsetEntrySize }
+
+func (x *offsetIndex) full() bool { return x.entries() >= x.maxEntries }
+
+func (x *offsetIndex) entry(i int) (offset int64, pos int64) {
+	e := x.buf[i*offsetEntrySize:]
+	return x.base + int64(int32(binary.BigEndian.Uint32(e))), int64(int32(binary.BigEndian.Uint32(e[4:])))
+}
+
+// lastOffset is the offset of the last entry, or the base offset.
+func (x *offsetIndex) lastOffset() int64 {
+	if n := x.entries(); n > 0 {
+		off, _ := x.entry(n - 1)
+		return off
+	}
+	return x.base
+}
+
+// append adds (offset, pos). Offsets must strictly increase.
+func (x *offsetIndex) append(offset, pos int64) error {
+	n := x.entries()
+	if n > 0 && offset <= x.lastOffset() {
+		return fmt.Errorf("logstore/segment: %s: offset %d is not above the last indexed offset %d", x.name, offset, x.lastOffset())
+	}
+	if x.full() {
+		return fmt.Errorf("logstore/segment: %s: index full (%d entries)", x.name, n)
+	}
+	var e [offsetEntrySize]byte
+	binary.BigEndian.PutUint32(e[:], uint32(offset-x.base))
+	binary.BigEndian.PutUint32(e[4:], uint32(pos))
+	if _, err := x.f.WriteAt(e[:], int64(len(x.buf))); err != nil {
+		return err
+	}
+	x.buf = append(x.buf, e[:]...)
+	return nil
+}
+
+// lookup returns the greatest entry whose offset is <= target, or
+// (base, 0) when there is none.
+func (x *offsetIndex) lookup(target int64) (offset, pos int64) {
+	n := x.entries()
+	i := sort.Search(n, func(i int) bool {
+		off, _ := x.entry(i)
+		return off > target
+	})
+	if i == 0 {
+		return x.base, 0
+	}
+	return x.entry(i - 1)
+}
+
+// reset drops every entry and empties the file.
+func (x *offsetIndex) reset() error {
+	x.buf = x.buf[:0]
+	return x.f.Truncate(0)
+}
+
+// load reads the file's entries and checks them: a length that is a
+// multiple of 8 (a zero-filled tail, as Kafka leaves in a preallocated
+// index, is dropped), strictly increasing offsets no lower than the base,
+// positions increasing and inside the log. A false return means the file
+// cannot be trusted and must be rebuilt from the log.
+func (x *offsetIndex) load(data []byte, logSize int64) bool {
+	if len(data)%offsetEntrySize != 0 {
+		return false
+	}
+	x.buf = append(x.buf[:0], data...)
+	n := x.entries()
+	// Kafka's zero slots: an entry after the first whose relative offset
+	// is 0 ends the real entries.
+	for i := 1; i < n; i++ {
+		if binary.BigEndian.Uint32(x.buf[i*offsetEntrySize:]) == 0 {
+			x.buf = x.buf[:i*offsetEntrySize]
+			break
+		}
+	}
+	lastOff, lastPos := int64(-1), int64(-1)
+	for i := 0; i < x.entries(); i++ {
+		off, pos := x.entry(i)
+		if off < x.base || off <= lastOff || pos < 0 || pos < lastPos || pos >= logSize {
+			return false
+		}
+		lastOff, lastPos = off, pos
+	}
+	return true
+}
+
+// trim cuts the file to its entries (a Kafka preallocated file left
+// untrimmed by a crash is cut to what load kept).
+func (x *offsetIndex) trim() error { return x.f.Truncate(int64(len(x.buf))) }
+
+// timeIndex is a segment's .timeindex: (timestamp, offset) entries where
+// the offset is the last offset of the batch holding the largest
+// timestamp so far. An entry is added only when the timestamp grows.
+type timeIndex struct {
+	f          File
+	name       string
+	base       int64
+	buf        []byte
+	maxEntries int
+}
+
+func (x *timeIndex) entries() int { return len(x.buf) / timeEntrySize }
+
+// full leaves the last slot free for the entry a roll or close adds, as
+// Kafka does.
+func (x *timeIndex) full() bool { return x.entries() >= x.maxEntries-1 }
+
+func (x *timeIndex) entry(i int) (ts int64, offset int64) {
+	e := x.buf[i*timeEntrySize:]
+	return int64(binary.BigEndian.Uint64(e)), x.base + int64(int32(binary.BigEndian.Uint32(e[8:])))
+}
+
+// last returns the last entry, or (-1, base).
+func (x *timeIndex) last() (ts, offset int64) {
+	if n := x.entries(); n > 0 {
+		return x.entry(n - 1)
+	}
+	return -1, x.base
+}
+
+// maybeAppend adds (ts, offset) when ts is above the last entry's
+// timestamp. force skips the full check (for the closing entry).
+func (x *timeIndex) maybeAppend(ts, offset int64, force bool) error {
+	lastTS, lastOff := x.last()
+	if x.entries() > 0 && ts <= lastTS {
+		return nil
+	}
+	if x.entries() == 0 && ts < 0 {
+		return nil
+	}
+	if offset < lastOff {
+		return fmt.Errorf("logstore/segment: %s: offset %d is below the last time-indexed offset %d", x.name, offset, lastOff)
+	}
+	if !force && x.full() {
+		return fmt.Errorf("logstore/segment: %s: time index full (%d entries)", x.name, x.entries())
+	}
+	if x.entries() >= x.maxEntries {
+		return fmt.Errorf("logstore/segment: %s: time index full (%d entries)", x.name, x.entries())
+	}
+	var e [timeEntrySize]byte
+	binary.BigEndian.PutUint64(e[:], uint64(ts))
+	binary.BigEndian.PutUint32(e[8:], uint32(offset-x.base))
+	if _, err := x.f.WriteAt(e[:], int64(len(x.buf))); err != nil {
+		return err
+	}
+	x.buf = append(x.buf, e[:]...)
+	return nil
+}
+
+// lookup returns the greatest entry whose timestamp is <= ts, or
+// (-1, base) when there is none.
+func (x *timeIndex) lookup(ts int64) (int64, int64) {
+	n := x.entries()
+	i := sort.Search(n, func(i int) bool {
+		t, _ := x.entry(i)
+		return t > ts
+	})
+	if i == 0 {
+		return -1, x.base
+	}
+	return x.entry(i - 1)
+}
+
+func (x *timeIndex) reset() error {
+	x.buf = x.buf[:0]
+	return x.f.Truncate(0)
+}
+
+// load reads and checks the file's entries as offsetIndex.load does:
+// length a multiple of 12, zero slots dropped, timestamps and offsets
+// increasing, offsets within [base, nextOffset).
+func (x *timeIndex) load(data []byte, nextOffset int64) bool {
+	if len(data)%timeEntrySize != 0 {
+		return false
+	}
+	x.buf = append(x.buf[:0], data...)
+	for i := 1; i < x.entries(); i++ {
+		e := x.buf[i*timeEntrySize:]
+		if binary.BigEndian.Uint64(e) == 0 && binary.BigEndian.Uint32(e[8:]) == 0 {
+			x.buf = x.buf[:i*timeEntrySize]
+			break
+		}
+	}
+	lastTS, lastOff := int64(-1), int64(-1)
+	for i := 0; i < x.entries(); i++ {
+		ts, off := x.entry(i)
+		if ts <= lastTS || off < lastOff || off < x.base || off >= nextOffset {
+			return false
+		}
+		lastTS, lastOff = ts, off
+	}
+	return true
+}
+
+func (x *timeIndex) trim() error { return x.f.Truncate(int64(len(x.buf))) }

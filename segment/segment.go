@@ -1,0 +1,525 @@
+package segment
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/logstore/logstore/recordbatch"
+)
+
+// File name suffixes, as Kafka names a segment's files.
+const (
+	logSuffix       = ".log"
+	indexSuffix     = ".index"
+	timeIndexSuffix = ".timeindex"
+)
+
+// Scanning limits from Kafka's FileLogInputStream: fewer bytes than the
+// header up to the magic end a file quietly (a torn tail), and a size
+// field below the smallest legacy record is corruption.
+const (
+	headerUpToMagic   = 17
+	minRecordOverhead = 14
+)
+
+// fileName is <dir>/<20-digit base offset><suffix>.
+func fileName(dir string, base int64, suffix string) string {
+	return filepath.Join(dir, fmt.Sprintf("%020d%s", base, suffix))
+}
+
+// segment is one .log file and its two indexes. Its fields are guarded by
+// the Log's lock.
+type segment struct {
+	fs        FS
+	dir       string
+	base      int64
+	log       File
+	logName   string
+	index     offsetIndex
+	timeIndex timeIndex
+
+	size            int64 // bytes of whole batches; the file may hold more after a failed write
+	nextOffset      int64 // last offset + 1, or base when empty
+	bytesSinceIndex int64
+	maxTS           int64 // largest batch max timestamp so far, -1 when none
+	maxTSOffset     int64 // last offset of the batch that has it
+	firstBatchMaxTS int64 // max timestamp of the first batch, -1 when none (segment.ms)
+	created         time.Time
+}
+
+// createSegment creates the three files of a new, empty segment. The
+// caller syncs the directory.
+func createSegment(cfg *Config, dir string, base int64) (*segment, error) {
+	s := newSegment(cfg, dir, base)
+	var err error
+	flag := os.O_RDWR | os.O_CREATE | os.O_TRUNC
+	if s.log, err = cfg.FS.OpenFile(s.logName, flag, 0o644); err != nil {
+		return nil, err
+	}
+	if s.index.f, err = cfg.FS.OpenFile(s.index.name, flag, 0o644); err != nil {
+		return nil, errors.Join(err, s.close())
+	}
+	if s.timeIndex.f, err = cfg.FS.OpenFile(s.timeIndex.name, flag, 0o644); err != nil {
+		return nil, errors.Join(err, s.close())
+	}
+	s.created = cfg.Now()
+	return s, nil
+}
+
+func newSegment(cfg *Config, dir string, base int64) *segment {
+	return &segment{
+		fs:              cfg.FS,
+		dir:             dir,
+		base:            base,
+		logName:         fileName(dir, base, logSuffix),
+		index:           offsetIndex{name: fileName(dir, base, indexSuffix), base: base, maxEntries: cfg.IndexMaxBytes / offsetEntrySize},
+		timeIndex:       timeIndex{name: fileName(dir, base, timeIndexSuffix), base: base, maxEntries: cfg.IndexMaxBytes / timeEntrySize},
+		nextOffset:      base,
+		maxTS:           -1,
+		maxTSOffset:     base,
+		firstBatchMaxTS: -1,
+	}
+}
+
+// openSegment opens an existing segment's files, creating missing index
+// files. Its offsets and indexes are not known until load or recover.
+func openSegment(cfg *Config, dir string, base int64) (*segment, error) {
+	s := newSegment(cfg, dir, base)
+	var err error
+	if s.log, err = cfg.FS.OpenFile(s.logName, os.O_RDWR, 0); err != nil {
+		return nil, err
+	}
+	if s.size, err = s.log.Size(); err != nil {
+		return nil, errors.Join(err, s.close())
+	}
+	if s.size > math.MaxInt32 {
+		return nil, errors.Join(&CorruptionError{File: s.logName, Offset: 0, Err: fmt.Errorf("segment of %d bytes, above the 2 GiB positions an index can hold", s.size)}, s.close())
+	}
+	if s.index.f, err = cfg.FS.OpenFile(s.index.name, os.O_RDWR|os.O_CREATE, 0o644); err != nil {
+		return nil, errors.Join(err, s.close())
+	}
+	if s.timeIndex.f, err = cfg.FS.OpenFile(s.timeIndex.name, os.O_RDWR|os.O_CREATE, 0o644); err != nil {
+		return nil, errors.Join(err, s.close())
+	}
+	s.created = cfg.Now()
+	return s, nil
+}
+
+// readAll reads a whole (index) file.
+func readAll(f File) ([]byte, error) {
+	n, err := f.Size()
+	if err != nil {
+		return nil, err
+	}
+	buf := make([]byte, n)
+	if _, err := f.ReadAt(buf, 0); err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	return buf, nil
+}
+
+// load trusts the log (a clean shutdown) and reads the indexes. It finds
+// the end offset by scanning batch headers from the last index entry. It
+// returns false when an index file cannot be trusted; the caller then
+// rebuilds with recover.
+func (s *segment) load() (bool, error) {
+	data, err := readAll(s.index.f)
+	if err != nil {
+		return false, err
+	}
+	if !s.index.load(data, s.size) {
+		return false, nil
+	}
+	_, pos := s.index.lookup(math.MaxInt64)
+	for pos < s.size {
+		h, err := s.header(pos)
+		if err != nil {
+			return false, nil
+		}
+		s.noteBatch(h)
+		pos += int64(h.Size())
+	}
+	if pos != s.size {
+		return false, nil
+	}
+	if data, err = readAll(s.timeIndex.f); err != nil {
+		return false, err
+	}
+	if !s.timeIndex.load(data, s.nextOffset) {
+		return false, nil
+	}
+	if ts, off := s.timeIndex.last(); ts > s.maxTS {
+		s.maxTS, s.maxTSOffset = ts, off
+	}
+	if s.size > 0 {
+		h, err := s.header(0)
+		if err != nil {
+			return false, nil
+		}
+		s.firstBatchMaxTS = h.MaxTimestamp()
+	}
+	return true, s.trimIndexes()
+}
+
+// header reads and parses the 61-byte header of the batch at pos.
+func (s *segment) header(pos int64) (recordbatch.Batch, error) {
+	var buf [recordbatch.HeaderSize]byte
+	if _, err := s.log.ReadAt(buf[:], pos); err != nil {
+		return nil, err
+	}
+	size := int64(int32(binary.BigEndian.Uint32(buf[8:]))) + recordbatch.LogOverhead
+	if size < recordbatch.HeaderSize || pos+size > s.size || buf[16] != recordbatch.Magic {
+		return nil, &CorruptionError{File: s.logName, Offset: pos, Err: fmt.Errorf("bad batch header (size %d, magic %d)", size, int8(buf[16]))}
+	}
+	return recordbatch.Batch(buf[:]), nil
+}
+
+// noteBatch advances the segment's end and max timestamp past h, a batch
+// header already in the file.
+func (s *segment) noteBatch(h recordbatch.Batch) {
+	s.nextOffset = h.LastOffset() + 1
+	if ts := h.MaxTimestamp(); ts > s.maxTS {
+		s.maxTS, s.maxTSOffset = ts, h.LastOffset()
+	}
+}
+
+// ScanResult is what recover found in one segment.
+type scanResult struct {
+	validBytes int64
+	cutReason  error // why scanning stopped before the end of the file, nil at a clean end
+	torn       bool  // the stop was a batch cut short by the end of the file
+}
+
+// recover rebuilds the segment's indexes from its .log, following Kafka's
+// LogSegment.recover: every batch is checked (size, magic, CRC, codec,
+// offsets increasing) and the scan stops at the first that fails. With
+// truncate, the file is then cut to the valid bytes; without, a stop
+// before the end is returned as a *CorruptionError.
+func (s *segment) recover(indexInterval int64, truncate bool) (scanResult, error) {
+	if err := s.index.reset(); err != nil {
+		return scanResult{}, err
+	}
+	if err := s.timeIndex.reset(); err != nil {
+		return scanResult{}, err
+	}
+	s.nextOffset, s.maxTS, s.maxTSOffset, s.firstBatchMaxTS = s.base, -1, s.base, -1
+	fileSize := s.size
+	r := bufio.NewReaderSize(io.NewSectionReader(s.log, 0, fileSize), 1<<20)
+	var res scanResult
+	var pos, lastIndexed int64
+	for pos < fileSize {
+		b, err := s.nextBatch(r, pos, fileSize)
+		if err != nil {
+			var ce *CorruptionError
+			if !errors.As(err, &ce) {
+				return res, err // an I/O error, or a format we do not read
+			}
+			res.cutReason = err
+			res.torn = errors.Is(err, recordbatch.ErrTruncated)
+			break
+		}
+		if b.BaseOffset() < s.nextOffset && pos > 0 || b.BaseOffset() < s.base {
+			res.cutReason = &CorruptionError{File: s.logName, Offset: pos, Err: fmt.Errorf("batch base offset %d is below the expected %d", b.BaseOffset(), s.nextOffset)}
+			break
+		}
+		if b.LastOffset()-s.base > math.MaxInt32 {
+			res.cutReason = &CorruptionError{File: s.logName, Offset: pos, Err: fmt.Errorf("offset %d does not fit a segment based at %d", b.LastOffset(), s.base)}
+			break
+		}
+		if pos == 0 {
+			s.firstBatchMaxTS = b.MaxTimestamp()
+		}
+		if ts := b.MaxTimestamp(); ts > s.maxTS {
+			s.maxTS, s.maxTSOffset = ts, b.LastOffset()
+		}
+		if pos-lastIndexed > indexInterval {
+			if err := s.index.append(b.LastOffset(), pos); err != nil {
+				return res, err
+			}
+			if err := s.timeIndex.maybeAppend(s.maxTS, s.maxTSOffset, false); err != nil {
+				return res, err
+			}
+			lastIndexed = pos
+		}
+		s.nextOffset = b.LastOffset() + 1
+		pos += int64(b.Size())
+		if _, err := r.Discard(b.Size()); err != nil {
+			return res, err
+		}
+	}
+	res.validBytes = pos
+	if res.cutReason != nil && !truncate {
+		return res, res.cutReason
+	}
+	if pos < fileSize {
+		if err := s.log.Truncate(pos); err != nil {
+			return res, err
+		}
+	}
+	s.size = pos
+	if err := s.timeIndex.maybeAppend(s.maxTS, s.maxTSOffset, true); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+// nextBatch checks the batch at pos, which r is positioned at, and
+// returns its header (61 bytes, enough for every header field). The batch
+// itself stays in r. Problems in the bytes are *CorruptionErrors;
+// ErrTruncated among them marks a torn tail.
+func (s *segment) nextBatch(r *bufio.Reader, pos, fileSize int64) (recordbatch.Batch, error) {
+	corrupt := func(err error) error { return &CorruptionError{File: s.logName, Offset: pos, Err: err} }
+	left := fileSize - pos
+	if left < headerUpToMagic {
+		return nil, corrupt(fmt.Errorf("%w: %d bytes left, too few for a batch header", recordbatch.ErrTruncated, left))
+	}
+	hdr, err := r.Peek(int(min(left, recordbatch.HeaderSize)))
+	if err != nil {
+		return nil, err
+	}
+	length := int64(int32(binary.BigEndian.Uint32(hdr[8:])))
+	if length < minRecordOverhead {
+		return nil, corrupt(fmt.Errorf("%w: record size %d is smaller than the minimum record overhead (%d)", recordbatch.ErrBatchTooSmall, length, minRecordOverhead))
+	}
+	size := length + recordbatch.LogOverhead
+	if size > left {
+		return nil, corrupt(fmt.Errorf("%w: batch of %d bytes, %d left in the file", recordbatch.ErrTruncated, size, left))
+	}
+	if m := int8(hdr[16]); m < recordbatch.Magic {
+		return nil, fmt.Errorf("logstore/segment: %s at byte %d: a magic %d message set (before Kafka 0.11) is not supported", s.logName, pos, m)
+	}
+	if size <= int64(r.Size()) {
+		whole, err := r.Peek(int(size))
+		if err != nil {
+			return nil, err
+		}
+		b, err := recordbatch.Parse(whole, 0)
+		if err == nil {
+			err = b.Validate()
+		}
+		if err != nil {
+			return nil, corrupt(err)
+		}
+		return b[:recordbatch.HeaderSize:recordbatch.HeaderSize], nil
+	}
+	// Too large to hold: check the CRC as the bytes stream by.
+	if _, err := recordbatch.Parse(hdr, 0); err != nil && !errors.Is(err, recordbatch.ErrTruncated) {
+		return nil, corrupt(err)
+	}
+	b := recordbatch.Batch(append([]byte(nil), hdr...))
+	crc := recordbatch.UpdateChecksum(0, hdr[21:])
+	sr := io.NewSectionReader(s.log, pos+recordbatch.HeaderSize, size-recordbatch.HeaderSize)
+	buf := make([]byte, 1<<20)
+	for {
+		n, err := sr.Read(buf)
+		crc = recordbatch.UpdateChecksum(crc, buf[:n])
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if crc != b.CRC() {
+		return nil, corrupt(fmt.Errorf("%w: Record is corrupt (stored crc = %d, computed crc = %d)", recordbatch.ErrCRC, b.CRC(), crc))
+	}
+	if c := b.Attributes().Codec(); !c.Valid() || b.NumRecords() < 0 {
+		return nil, corrupt(fmt.Errorf("%w: codec %d, count %d", recordbatch.ErrCorrupt, c, b.NumRecords()))
+	}
+	return b, nil
+}
+
+// append writes b, whose offsets are already stamped, at the end of the
+// segment and adds index entries by Kafka's live rule: an entry (this
+// batch's last offset, its position) once more than indexInterval bytes
+// were written since the last one.
+func (s *segment) append(b recordbatch.Batch, indexInterval int64) error {
+	pos := s.size
+	if s.size == 0 {
+		s.firstBatchMaxTS = b.MaxTimestamp()
+	}
+	if _, err := s.log.WriteAt(b, pos); err != nil {
+		return err
+	}
+	if ts := b.MaxTimestamp(); ts > s.maxTS {
+		s.maxTS, s.maxTSOffset = ts, b.LastOffset()
+	}
+	if s.bytesSinceIndex > indexInterval {
+		if err := s.index.append(b.LastOffset(), pos); err != nil {
+			return err
+		}
+		if err := s.timeIndex.maybeAppend(s.maxTS, s.maxTSOffset, false); err != nil {
+			return err
+		}
+		s.bytesSinceIndex = 0
+	}
+	s.bytesSinceIndex += int64(len(b))
+	s.size += int64(len(b))
+	s.nextOffset = b.LastOffset() + 1
+	return nil
+}
+
+// rollReason says why b (stamped) cannot go into this segment, or "".
+func (s *segment) rollReason(b recordbatch.Batch, cfg *Config) string {
+	switch {
+	case s.size > cfg.SegmentBytes-int64(len(b)):
+		return "segment.bytes"
+	case s.size > 0 && s.timeWaited(b, cfg.Now()) > cfg.SegmentMaxAge:
+		return "segment.ms"
+	case s.index.full():
+		return "offset index full"
+	case s.timeIndex.full():
+		return "time index full"
+	case b.LastOffset()-s.base > math.MaxInt32:
+		return "relative offset overflow"
+	}
+	return ""
+}
+
+// timeWaited is Kafka's timeWaitedForRoll: by the batches' timestamps when
+// the first batch has one, else by the clock since the segment was made.
+func (s *segment) timeWaited(b recordbatch.Batch, now time.Time) time.Duration {
+	if s.firstBatchMaxTS >= 0 {
+		return time.Duration(b.MaxTimestamp()-s.firstBatchMaxTS) * time.Millisecond
+	}
+	return now.Sub(s.created)
+}
+
+// seal ends the segment's active life: a closing time index entry, then
+// the log and indexes made durable.
+func (s *segment) seal() error {
+	if err := s.timeIndex.maybeAppend(s.maxTS, s.maxTSOffset, true); err != nil {
+		return err
+	}
+	return s.sync(true)
+}
+
+// sync makes the log durable, and the indexes too when withIndexes (they
+// are rebuilt from the log after a crash, so appends do not wait for them).
+func (s *segment) sync(withIndexes bool) error {
+	if err := s.log.Sync(); err != nil {
+		return err
+	}
+	if !withIndexes {
+		return nil
+	}
+	if err := s.index.f.Sync(); err != nil {
+		return err
+	}
+	return s.timeIndex.f.Sync()
+}
+
+func (s *segment) trimIndexes() error {
+	if err := s.index.trim(); err != nil {
+		return err
+	}
+	return s.timeIndex.trim()
+}
+
+// findBatch returns the position of the first batch whose last offset is
+// >= offset, starting from the index, or -1 when the segment has none.
+func (s *segment) findBatch(offset int64, size int64) (int64, error) {
+	_, pos := s.index.lookup(offset)
+	for pos < size {
+		h, err := s.header(pos)
+		if err != nil {
+			return 0, err
+		}
+		if h.LastOffset() >= offset {
+			return pos, nil
+		}
+		pos += int64(h.Size())
+	}
+	return -1, nil
+}
+
+// read returns whole batches from the one holding offset, up to maxBytes
+// of them but at least one, reading no further than size.
+func (s *segment) read(offset int64, maxBytes int, size int64) ([]byte, error) {
+	start, err := s.findBatch(offset, size)
+	if err != nil || start < 0 {
+		return nil, err
+	}
+	end := start
+	for end < size {
+		h, err := s.header(end)
+		if err != nil {
+			return nil, err
+		}
+		if end > start && end+int64(h.Size())-start > int64(maxBytes) {
+			break
+		}
+		end += int64(h.Size())
+	}
+	buf := make([]byte, end-start)
+	if _, err := s.log.ReadAt(buf, start); err != nil {
+		return nil, err
+	}
+	return buf, nil
+}
+
+// offsetForTime returns the first offset in the segment whose record
+// timestamp is >= ts, or -1.
+func (s *segment) offsetForTime(ts int64, size int64) (int64, error) {
+	_, off := s.timeIndex.lookup(ts)
+	pos, err := s.findBatch(off, size)
+	if err != nil || pos < 0 {
+		return -1, err
+	}
+	var r recordbatch.RecordReader
+	for pos < size {
+		h, err := s.header(pos)
+		if err != nil {
+			return -1, err
+		}
+		if h.MaxTimestamp() >= ts {
+			buf := make([]byte, h.Size())
+			if _, err := s.log.ReadAt(buf, pos); err != nil {
+				return -1, err
+			}
+			if err := r.Reset(recordbatch.Batch(buf), 0); err != nil {
+				return -1, &CorruptionError{File: s.logName, Offset: pos, Err: err}
+			}
+			for r.Next() {
+				if r.Record().Timestamp >= ts {
+					return r.Record().Offset, nil
+				}
+			}
+			if err := r.Err(); err != nil {
+				return -1, &CorruptionError{File: s.logName, Offset: pos, Err: err}
+			}
+		}
+		pos += int64(h.Size())
+	}
+	return -1, nil
+}
+
+// close closes whichever files are open.
+func (s *segment) close() error {
+	var errs []error
+	for _, f := range []File{s.log, s.index.f, s.timeIndex.f} {
+		if f != nil {
+			errs = append(errs, f.Close())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// remove closes and deletes the segment's files; the caller syncs the
+// directory.
+func (s *segment) remove() error {
+	errs := []error{s.close()}
+	for _, name := range []string{s.logName, s.index.name, s.timeIndex.name} {
+		if err := s.fs.Remove(name); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
