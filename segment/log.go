@@ -20,7 +20,7 @@ type Config struct {
 	FS                 FS            // default OS
 	SegmentBytes       int64         // segment.bytes: default 1 GiB, at most 2 GiB - 1
 	SegmentMaxAge      time.Duration // segment.ms: default 7 days
-	IndexIntervalBytes int           // index.interval.bytes: default 4096
+	IndexIntervalBytes int           // index.interval.bytes: default 4096; 1 indexes every batch
 	IndexMaxBytes      int           // segment.index.bytes: default 10 MiB
 	MaxBatchBytes      int           // largest batch accepted: default 1048588 (max.message.bytes)
 	RetentionBytes     int64         // retention.bytes: <= 0 keeps everything (default)
