@@ -52,6 +52,7 @@ type segment struct {
 	maxTSOffset     int64 // last offset of the batch that has it
 	firstBatchMaxTS int64 // max timestamp of the first batch, -1 when none (segment.ms)
 	created         time.Time
+	indexMissing    bool // an index file did not exist at open: rebuild it
 }
 
 // createSegment creates the three files of a new, empty segment. The
@@ -102,14 +103,25 @@ func openSegment(cfg *Config, dir string, base int64) (*segment, error) {
 	if s.size > math.MaxInt32 {
 		return nil, errors.Join(&CorruptionError{File: s.logName, Offset: 0, Err: fmt.Errorf("segment of %d bytes, above the 2 GiB positions an index can hold", s.size)}, s.close())
 	}
-	if s.index.f, err = cfg.FS.OpenFile(s.index.name, os.O_RDWR|os.O_CREATE, 0o644); err != nil {
+	if s.index.f, err = openOrCreate(cfg.FS, s.index.name, &s.indexMissing); err != nil {
 		return nil, errors.Join(err, s.close())
 	}
-	if s.timeIndex.f, err = cfg.FS.OpenFile(s.timeIndex.name, os.O_RDWR|os.O_CREATE, 0o644); err != nil {
+	if s.timeIndex.f, err = openOrCreate(cfg.FS, s.timeIndex.name, &s.indexMissing); err != nil {
 		return nil, errors.Join(err, s.close())
 	}
 	s.created = cfg.Now()
 	return s, nil
+}
+
+// openOrCreate opens name, creating it (and setting *created) when it
+// does not exist.
+func openOrCreate(fsys FS, name string, created *bool) (File, error) {
+	f, err := fsys.OpenFile(name, os.O_RDWR, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		*created = true
+		f, err = fsys.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o644)
+	}
+	return f, err
 }
 
 // readAll reads a whole (index) file.
@@ -130,6 +142,9 @@ func readAll(f File) ([]byte, error) {
 // returns false when an index file cannot be trusted; the caller then
 // rebuilds with recover.
 func (s *segment) load() (bool, error) {
+	if s.indexMissing && s.size > 0 {
+		return false, nil
+	}
 	data, err := readAll(s.index.f)
 	if err != nil {
 		return false, err
