@@ -1,9 +1,52 @@
-// Package segment will own one partition's segment files in Kafka's
-// formats: <base offset>.log (record batches, concatenated), .index
-// (sparse offset index) and .timeindex (time index), with append, read,
-// roll, and recovery of a torn tail, every file operation going through a
-// small filesystem interface so tests can inject faults.
+// Package segment keeps one partition's log as Kafka keeps it on disk: a
+// directory of segments, each three files named by the segment's base
+// offset in 20 digits.
 //
-// Not implemented yet: this package is a placeholder in the layout, and
-// exports nothing. It knows nothing of producer state or snapshots.
+//	00000000000000000000.log        record batches (format v2), concatenated, no header
+//	00000000000000000000.index      sparse offset index: entries of 8 bytes
+//	                                  int32 offset - base | int32 byte position in .log
+//	00000000000000000000.timeindex  time index: entries of 12 bytes
+//	                                  int64 timestamp | int32 offset - base
+//	00000000000000004096.log ...    the next segment, named by its first offset
+//	logstore.checkpoint             log start offset, recovery point, clean-shutdown mark
+//
+// The index rules are Kafka's (LogSegment): an offset-index entry maps a
+// batch's last offset to its start position and is added when more than
+// index.interval.bytes were written since the last entry (so a segment's
+// first batch never gets one); a time-index entry, (largest timestamp so
+// far, last offset of the batch that has it), is added beside it when the
+// timestamp grew, and once more when the segment is sealed. Index files
+// hold exactly their entries: Kafka's preallocated, untrimmed or
+// zero-tailed files are read (the zero slots dropped) and rewritten.
+//
+// # Invariants
+//
+//   - Offsets strictly increase across the whole log; a segment's base
+//     offset is the base offset of its first batch (or, when empty, the
+//     offset its first batch will get).
+//   - A segment rolls before a batch that would push it past
+//     segment.bytes, when it is older than segment.ms (by the batches'
+//     timestamps, or the clock when they have none), when an index is
+//     full, or when an offset would not fit int32 relative to its base.
+//   - Append writes and does not sync; Sync makes every append made
+//     before it durable (fdatasync of the active segment) without
+//     blocking appends meanwhile. A roll syncs the sealed segment and its
+//     indexes, syncs the directory, and moves the recovery point to the
+//     new base in the checkpoint, so everything below the recovery point
+//     is durable.
+//   - Indexes are derived data: appends do not wait for them, and a crash
+//     rebuilds them from the log.
+//   - After an unclean shutdown, Open scans every batch (size, magic,
+//     CRC) from the segment holding the recovery point, cuts the log at
+//     the first torn or invalid batch, removes the segments after the cut
+//     (as Kafka does), rebuilds the scanned indexes, syncs what it kept
+//     and says what it cut (RecoveryReport). Damage found below the
+//     recovery point is returned as a *CorruptionError, never cut.
+//   - A failed write or sync poisons the Log: every later call returns
+//     an error matching ErrPoisoned, since the page cache may have dropped
+//     the data. Close then leaves no clean mark, so the next Open recovers.
+//   - Every file operation goes through FS, so tests inject faults.
+//
+// Legacy message sets (magic 0 and 1) are not read: Open refuses a
+// directory holding them rather than cutting them away.
 package segment
