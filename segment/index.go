@@ -23,6 +23,7 @@ type offsetIndex struct {
 	base       int64
 	buf        []byte
 	maxEntries int
+	scratch    [offsetEntrySize]byte // the entry being written, kept off the heap
 }
 
 func (x *offsetIndex) entries() int { return len(x.buf) / offsetEntrySize }
@@ -52,7 +53,7 @@ func (x *offsetIndex) append(offset, pos int64) error {
 	if x.full() {
 		return fmt.Errorf("logstore/segment: %s: index full (%d entries)", x.name, n)
 	}
-	var e [offsetEntrySize]byte
+	e := &x.scratch
 	binary.BigEndian.PutUint32(e[:], uint32(offset-x.base))
 	binary.BigEndian.PutUint32(e[4:], uint32(pos))
 	if _, err := x.f.WriteAt(e[:], int64(len(x.buf))); err != nil {
@@ -125,6 +126,7 @@ type timeIndex struct {
 	base       int64
 	buf        []byte
 	maxEntries int
+	scratch    [timeEntrySize]byte
 }
 
 func (x *timeIndex) entries() int { return len(x.buf) / timeEntrySize }
@@ -165,7 +167,7 @@ func (x *timeIndex) maybeAppend(ts, offset int64, force bool) error {
 	if x.entries() >= x.maxEntries {
 		return fmt.Errorf("logstore/segment: %s: time index full (%d entries)", x.name, x.entries())
 	}
-	var e [timeEntrySize]byte
+	e := &x.scratch
 	binary.BigEndian.PutUint64(e[:], uint64(ts))
 	binary.BigEndian.PutUint32(e[8:], uint32(offset-x.base))
 	if _, err := x.f.WriteAt(e[:], int64(len(x.buf))); err != nil {
