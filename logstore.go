@@ -1,9 +1,74 @@
-// Package logstore will tie a partition's segments, producer state and
-// snapshots together: Store, a directory of partitions, and Partition,
-// which appends batches after the producer checks, snapshots producer
-// state on every segment roll, and at startup rebuilds it from the newest
-// snapshot plus the log tail.
+// Package logstore is a durable, single-node store of Kafka v2 record
+// batches, kept on disk in Kafka's own partition format.
 //
-// Not implemented yet: today the working part of logstore is the record
-// batch codec in package recordbatch.
+// A Store is a directory of partitions, each in a subdirectory named as
+// Kafka names it, <topic>-<partition>, holding Kafka segment files
+// (<base offset>.log, .index, .timeindex; see package segment):
+//
+//	DIR/
+//	  .lock                  flock: one process opens a store at a time
+//	  events-0/              partition 0 of topic "events"
+//	    00000000000000000000.log
+//	    00000000000000000000.index
+//	    00000000000000000000.timeindex
+//
+// A Partition appends client batches (checked with
+// recordbatch.Batch.ValidateClient; a refused batch writes nothing) and
+// reads them back. Topic names follow Kafka's rules, and every name is
+// checked before any file is touched, so no name reaches outside DIR.
+//
+// # Invariants
+//
+// Offsets strictly increase. Each accepted batch is stamped with the
+// partition's log end offset as its base offset, and the log end moves
+// past its last offset; a refused batch takes no offset. A reopened
+// partition continues at the end of what it recovered.
+//
+// What is durable when Append returns depends on Options.Sync:
+//
+//   - SyncAlways (the default): the batch, and every batch acknowledged
+//     before it, has been fsynced; it survives a crash of the process or
+//     of the machine. Concurrent appenders share fsyncs (group commit).
+//   - SyncInterval(d): the batch is written to the page cache and fsynced
+//     within about d. A process crash loses nothing acknowledged; a
+//     machine crash can lose the appends of the last interval, and their
+//     offsets are then assigned again to later batches.
+//   - SyncNever: the batch is written to the page cache and fsynced only
+//     by a clean Close. A machine crash can lose any acknowledged batch
+//     since the last clean Close.
+//
+// In every mode, a failed write or fsync poisons the partition: the call
+// that hit it (under SyncInterval, possibly the background syncer) and
+// every later call return an error matching segment.ErrPoisoned, since
+// the page cache may have dropped the data. Under SyncAlways no append
+// is acknowledged unless the fsync that covers it succeeded. Reopen the
+// store to recover what is on disk.
+//
+// One process per store: Open holds an exclusive flock on DIR/.lock until
+// Close. A second Open of the same directory, from another process or
+// from this one, waits up to Options.LockTimeout and then fails with
+// ErrStoreInUse.
 package logstore
+
+import "errors"
+
+// Sentinel errors of package logstore. Errors are wrapped with the
+// partition and store directory they concern; test them with errors.Is.
+var (
+	// ErrStoreInUse: another Store (in this process or another) holds
+	// the store directory's lock.
+	ErrStoreInUse = errors.New("logstore: store in use")
+
+	// ErrInvalidName: a topic or partition number that Kafka would not
+	// accept. Nothing was touched.
+	ErrInvalidName = errors.New("logstore: invalid topic or partition")
+
+	// ErrInvalidBatch: Append refused the bytes as a client batch.
+	// Nothing was written. A refusal of the batch itself also wraps the
+	// recordbatch sentinel that says why (recordbatch.ErrCRC,
+	// recordbatch.ErrControl, ...).
+	ErrInvalidBatch = errors.New("logstore: invalid batch")
+
+	// ErrClosed: the Store or Partition was closed.
+	ErrClosed = errors.New("logstore: closed")
+)

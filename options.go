@@ -1,0 +1,113 @@
+package logstore
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/logstore/logstore/segment"
+)
+
+// DefaultLockTimeout is how long Open waits for another holder of the
+// store's lock when Options.LockTimeout is zero.
+const DefaultLockTimeout = 10 * time.Second
+
+// SyncMode says when appended batches are fsynced, and so what an
+// acknowledged append survives. The zero value is SyncAlways.
+type SyncMode struct {
+	kind     syncKind
+	interval time.Duration
+}
+
+type syncKind uint8
+
+const (
+	syncAlways syncKind = iota
+	syncInterval
+	syncNever
+)
+
+var (
+	// SyncAlways acknowledges an append only after its bytes are fsynced.
+	// Concurrent appenders share fsyncs (group commit). The default.
+	SyncAlways = SyncMode{kind: syncAlways}
+
+	// SyncNever never fsyncs appended batches, except on a clean Close.
+	// An acknowledged append survives a crash of the process (the data is
+	// in the page cache) but not a crash of the machine.
+	SyncNever = SyncMode{kind: syncNever}
+)
+
+// SyncInterval fsyncs every d in the background and acknowledges an
+// append as soon as it is written. A machine crash loses at most the
+// appends of the last d (plus the time one fsync takes). d must be > 0.
+func SyncInterval(d time.Duration) SyncMode {
+	return SyncMode{kind: syncInterval, interval: d}
+}
+
+// Interval returns the period of a SyncInterval mode, and 0 otherwise.
+func (m SyncMode) Interval() time.Duration {
+	if m.kind == syncInterval {
+		return m.interval
+	}
+	return 0
+}
+
+func (m SyncMode) String() string {
+	switch m.kind {
+	case syncAlways:
+		return "always"
+	case syncInterval:
+		return fmt.Sprintf("interval(%s)", m.interval)
+	case syncNever:
+		return "never"
+	}
+	return fmt.Sprintf("SyncMode(%d)", m.kind)
+}
+
+func (m SyncMode) validate() error {
+	switch m.kind {
+	case syncAlways, syncNever:
+		return nil
+	case syncInterval:
+		if m.interval <= 0 {
+			return fmt.Errorf("logstore: sync interval %s: must be above zero", m.interval)
+		}
+		return nil
+	}
+	return fmt.Errorf("logstore: unknown sync mode %d", m.kind)
+}
+
+// Options configure a Store. The zero value is a durable store with
+// Kafka's segment defaults.
+type Options struct {
+	// Sync is when appends are fsynced; default SyncAlways.
+	Sync SyncMode
+
+	// LockTimeout is how long Open waits while another process (or
+	// another Store in this process) holds the store's lock before it
+	// fails with ErrStoreInUse. Zero means DefaultLockTimeout; a negative
+	// value tries once and does not wait.
+	LockTimeout time.Duration
+
+	// Segment is passed to the log of every partition: filesystem,
+	// segment and index sizes, retention, clock. Leave OnRoll nil: the
+	// partition sets it, to save producer state whenever a segment rolls.
+	Segment segment.Config
+}
+
+// withDefaults checks o and fills in its defaults.
+func (o Options) withDefaults() (Options, error) {
+	if err := o.Sync.validate(); err != nil {
+		return o, err
+	}
+	if o.Segment.OnRoll != nil {
+		return o, fmt.Errorf("logstore: Options.Segment.OnRoll must be nil: each partition sets it to save its producer state on a roll")
+	}
+	if o.LockTimeout == 0 {
+		o.LockTimeout = DefaultLockTimeout
+	}
+	if o.Segment.FS == nil {
+		o.Segment.FS = segment.OS
+	}
+	return o, nil
+}

@@ -1,0 +1,308 @@
+package logstore
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/logstore/logstore/recordbatch"
+	"github.com/logstore/logstore/segment"
+)
+
+// AppendResult is what an accepted append was assigned.
+type AppendResult struct {
+	BaseOffset int64 // offset of the batch's first record
+	LastOffset int64 // offset of its last record
+}
+
+// Partition is one partition of a Store: its segment log, and (in the
+// next step) its producer state. It is safe for concurrent use.
+type Partition struct {
+	id       PartitionID
+	store    *Store
+	log      *segment.Log
+	recovery segment.RecoveryReport
+	mode     SyncMode
+	maxBatch int // the largest batch accepted, as the log's MaxBatchBytes
+
+	// mu is held for reading by every Append and Read, and for writing
+	// by Close, so Close waits for the calls in flight, and no call
+	// starts on a closed log.
+	mu       sync.RWMutex
+	closed   bool
+	closeErr error
+
+	// appendMu makes the producer check, the log append and the
+	// producer-state update one step, so two batches of a producer cannot
+	// both pass the check. Syncs happen outside it.
+	appendMu sync.Mutex
+
+	// syncMu serialises the syncs of group commit. durable is the offset
+	// below which the log is known to be durable; it only grows, and only
+	// under syncMu.
+	syncMu  sync.Mutex
+	durable atomic.Int64
+
+	// stopSync and syncDone stop the background syncer of SyncInterval.
+	stopSync chan struct{}
+	syncDone chan struct{}
+}
+
+// openPartition opens the log in pdir, which exists.
+func openPartition(s *Store, id PartitionID, pdir string) (*Partition, error) {
+	p := &Partition{
+		id:       id,
+		store:    s,
+		mode:     s.opts.Sync,
+		maxBatch: s.opts.Segment.MaxBatchBytes,
+	}
+	if p.maxBatch == 0 {
+		p.maxBatch = segment.DefaultMaxBatchBytes
+	}
+	cfg := s.opts.Segment
+	cfg.OnRoll = p.onRoll
+	log, report, err := segment.Open(pdir, cfg)
+	if err != nil {
+		return nil, err
+	}
+	p.log, p.recovery = log, report
+	// Open syncs everything it finds or recovers.
+	p.durable.Store(log.EndOffset())
+	if d := p.mode.Interval(); d > 0 {
+		p.stopSync = make(chan struct{})
+		p.syncDone = make(chan struct{})
+		go p.syncEvery(d)
+	}
+	return p, nil
+}
+
+// ID returns the partition's topic and number.
+func (p *Partition) ID() PartitionID { return p.id }
+
+// Recovery reports what opening the partition's log found and did.
+func (p *Partition) Recovery() segment.RecoveryReport { return p.recovery }
+
+// StartOffset is the first offset still in the log.
+func (p *Partition) StartOffset() int64 { return p.log.StartOffset() }
+
+// EndOffset is the offset the next accepted batch will get.
+func (p *Partition) EndOffset() int64 { return p.log.EndOffset() }
+
+// Append checks batch as a producer must send it, appends it, and returns
+// once it is as durable as the store's sync mode promises (see the
+// package doc). batch must hold exactly one Kafka v2 record batch. Append
+// stamps the assigned base offset into batch in place (the CRC does not
+// cover it); the caller must not change batch while Append runs.
+//
+// A batch that fails the checks is refused with an error wrapping
+// ErrInvalidBatch and the sentinel that says why (a recordbatch one, or
+// segment.ErrBatchTooLarge for a batch larger than a segment); nothing is
+// written. After a failed write or sync, this and every later call return
+// an error matching segment.ErrPoisoned.
+func (p *Partition) Append(batch []byte) (AppendResult, error) {
+	b, err := p.checkBatch(batch)
+	if err != nil {
+		return AppendResult{}, p.wrap("append", err)
+	}
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.closed {
+		return AppendResult{}, p.wrap("append", ErrClosed)
+	}
+	res, err := p.appendChecked(b)
+	if err != nil {
+		return AppendResult{}, p.wrap("append", err)
+	}
+	if p.mode.kind == syncAlways {
+		if err := p.waitDurable(res.LastOffset + 1); err != nil {
+			return AppendResult{}, p.wrap("append", err)
+		}
+	}
+	return res, nil
+}
+
+// checkBatch is step 1 of an append: the batch alone, before any state.
+func (p *Partition) checkBatch(data []byte) (recordbatch.Batch, error) {
+	b, err := recordbatch.Parse(data, p.maxBatch)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidBatch, err)
+	}
+	if extra := len(data) - b.Size(); extra != 0 {
+		return nil, fmt.Errorf("%w: %d bytes follow the batch of %d bytes", ErrInvalidBatch, extra, b.Size())
+	}
+	if err := b.ValidateClient(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidBatch, err)
+	}
+	return b, nil
+}
+
+// appendChecked is steps 2 to 4 of an append, under appendMu: the
+// producer decision, then the write. It does not sync.
+func (p *Partition) appendChecked(b recordbatch.Batch) (AppendResult, error) {
+	p.appendMu.Lock()
+	defer p.appendMu.Unlock()
+
+	// PRODUCER-STATE HOOK: the producer checks decide here, before
+	// anything touches the log.
+	dup, isDup, err := p.checkProducer(b)
+	if err != nil {
+		return AppendResult{}, err
+	}
+	if isDup {
+		// The first copy's offsets. Under SyncAlways the caller still
+		// waits until they are durable: the first copy may be in flight.
+		return dup, nil
+	}
+
+	info, err := p.log.Append(b)
+	if errors.Is(err, segment.ErrBatchTooLarge) {
+		// Larger than a segment: refused, and nothing was written.
+		return AppendResult{}, fmt.Errorf("%w: %w", ErrInvalidBatch, err)
+	}
+	if err != nil {
+		return AppendResult{}, err
+	}
+	// PRODUCER-STATE HOOK: the accepted batch updates the producer state
+	// here, with info's offsets, still under appendMu.
+	return AppendResult{BaseOffset: info.BaseOffset, LastOffset: info.LastOffset}, nil
+}
+
+// checkProducer is where the producer-state checks of the next step go
+// (see DESIGN.md, "Producer checks"): a batch with a producer id is
+// checked against the partition's producer state. It returns the first
+// copy's offsets and true for a DUPLICATE, an error for OUT_OF_ORDER or
+// FENCED, and nothing for a batch to write. Today there is no producer
+// state: every batch is written.
+func (p *Partition) checkProducer(b recordbatch.Batch) (dup AppendResult, isDup bool, err error) {
+	return AppendResult{}, false, nil
+}
+
+// onRoll is the log's Config.OnRoll. The log calls it after a roll and
+// before it writes the batch that caused it, inside Append and so under
+// appendMu: the producer state is then exactly the state as of newBase.
+// It will save that state as a snapshot keyed by newBase (the
+// producer-state step); today there is no producer state, so it does
+// nothing. It runs while the log holds its lock: it must not call the
+// log's methods.
+func (p *Partition) onRoll(newBase int64) error {
+	return nil
+}
+
+// waitDurable returns once the log is durable below end: group commit.
+// The goroutine holding syncMu syncs for everyone waiting. A log.Sync
+// covers every append made before it started, so a goroutine that gets
+// syncMu after another's sync may find its offsets covered already, and
+// return without an fsync of its own.
+func (p *Partition) waitDurable(end int64) error {
+	if p.durable.Load() >= end {
+		return nil
+	}
+	p.syncMu.Lock()
+	defer p.syncMu.Unlock()
+	if p.durable.Load() >= end {
+		return nil
+	}
+	d, err := p.syncLocked()
+	if err != nil {
+		return err
+	}
+	if d < end {
+		return fmt.Errorf("logstore: log synced below offset %d, the append ended at %d", d, end)
+	}
+	return nil
+}
+
+// syncLocked syncs the log and records how far it is durable. The caller
+// holds syncMu.
+func (p *Partition) syncLocked() (int64, error) {
+	d, err := p.log.Sync()
+	if err != nil {
+		// The log is poisoned now: every later call fails, and durable
+		// never moves again.
+		return 0, err
+	}
+	if d > p.durable.Load() {
+		p.durable.Store(d)
+	}
+	return d, nil
+}
+
+// syncEvery is the background syncer of SyncInterval. It stops at the
+// first failed sync: the log is poisoned, and every later append says so.
+func (p *Partition) syncEvery(d time.Duration) {
+	defer close(p.syncDone)
+	t := time.NewTicker(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.stopSync:
+			return
+		case <-t.C:
+		}
+		if p.log.EndOffset() <= p.durable.Load() {
+			continue // nothing new
+		}
+		p.syncMu.Lock()
+		_, err := p.syncLocked()
+		p.syncMu.Unlock()
+		if err != nil {
+			return
+		}
+	}
+}
+
+// Read returns whole batches starting with the one that holds offset, up
+// to maxBytes but at least one batch. Under SyncInterval and SyncNever it
+// can return batches that are not durable yet.
+func (p *Partition) Read(offset int64, maxBytes int) ([]byte, error) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.closed {
+		return nil, p.wrap("read", ErrClosed)
+	}
+	data, err := p.log.Read(offset, maxBytes)
+	if err != nil {
+		return nil, p.wrap(fmt.Sprintf("read at offset %d", offset), err)
+	}
+	return data, nil
+}
+
+// Close stops the partition: it waits for the appends and reads in
+// flight, stops the background syncer, and closes the log cleanly (which
+// syncs it, in every mode). A poisoned partition closes without the
+// clean mark and returns the error that poisoned it. Later calls fail
+// with ErrClosed; a later Store.Partition opens the partition again.
+// Calling Close again returns the same result.
+func (p *Partition) Close() error {
+	p.mu.Lock()
+	if p.closed {
+		err := p.closeErr
+		p.mu.Unlock()
+		return err
+	}
+	p.closed = true
+	if p.stopSync != nil {
+		close(p.stopSync)
+		<-p.syncDone
+	}
+	err := p.log.Close()
+	if err == nil {
+		// A poisoned log closes without its clean mark, and says nothing;
+		// the partition says why the next open will recover.
+		err = p.log.Err()
+	}
+	if err != nil {
+		p.closeErr = p.wrap("close", err)
+	}
+	err = p.closeErr
+	p.mu.Unlock()
+	p.store.forget(p)
+	return err
+}
+
+// wrap names the operation, the partition and the store in err.
+func (p *Partition) wrap(op string, err error) error {
+	return fmt.Errorf("logstore: %s (partition %s, store %s): %w", op, p.id, p.store.dir, err)
+}

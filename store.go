@@ -1,0 +1,316 @@
+package logstore
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/logstore/logstore/segment"
+)
+
+// lockFileName is the store's lock file, directly in the store directory.
+const lockFileName = ".lock"
+
+// maxTopicLen is Kafka's limit on a topic name (Topic.MAX_NAME_LENGTH).
+const maxTopicLen = 249
+
+// PartitionID names a partition: a topic and a partition number.
+type PartitionID struct {
+	Topic     string
+	Partition int32
+}
+
+// String is the partition's directory name, <topic>-<partition>, as
+// Kafka names it.
+func (id PartitionID) String() string {
+	return id.Topic + "-" + strconv.FormatInt(int64(id.Partition), 10)
+}
+
+// validate checks id by Kafka's rules: a topic of 1 to 249 characters
+// from [a-zA-Z0-9._-], not "." or "..", and a partition >= 0. A valid
+// id's directory name has no path separator and is neither "." nor "..",
+// so it always stays inside the store directory.
+func (id PartitionID) validate() error {
+	t := id.Topic
+	switch {
+	case t == "":
+		return fmt.Errorf("%w: topic name is empty", ErrInvalidName)
+	case t == "." || t == "..":
+		return fmt.Errorf("%w: topic name cannot be %q", ErrInvalidName, t)
+	case len(t) > maxTopicLen:
+		return fmt.Errorf("%w: topic name is %d characters long, the limit is %d", ErrInvalidName, len(t), maxTopicLen)
+	}
+	for i := 0; i < len(t); i++ {
+		if !topicChar(t[i]) {
+			return fmt.Errorf("%w: topic %q: character %q at %d is not one of [a-zA-Z0-9._-]", ErrInvalidName, t, t[i], i)
+		}
+	}
+	if id.Partition < 0 {
+		return fmt.Errorf("%w: topic %q: partition %d is negative", ErrInvalidName, t, id.Partition)
+	}
+	return nil
+}
+
+func topicChar(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
+		c == '.' || c == '_' || c == '-'
+}
+
+// parsePartitionDir parses a directory name made by PartitionID.String.
+// Names it did not make (Kafka's "-delete" and "-future" directories,
+// files, a partition number with a sign or leading zeros) do not parse.
+func parsePartitionDir(name string) (PartitionID, bool) {
+	i := strings.LastIndexByte(name, '-')
+	if i < 0 {
+		return PartitionID{}, false
+	}
+	n, err := strconv.ParseInt(name[i+1:], 10, 32)
+	if err != nil {
+		return PartitionID{}, false
+	}
+	id := PartitionID{Topic: name[:i], Partition: int32(n)}
+	if id.validate() != nil || id.String() != name {
+		return PartitionID{}, false
+	}
+	return id, true
+}
+
+// Store is a directory of partitions, opened by one process at a time.
+// It is safe for concurrent use.
+type Store struct {
+	dir  string
+	opts Options
+	fs   segment.FS
+	lock *fileLock
+
+	mu     sync.Mutex
+	closed bool
+	parts  map[PartitionID]*partEntry
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// partEntry is a partition of the cache: being opened until ready is
+// closed, then p or err.
+type partEntry struct {
+	ready chan struct{}
+	p     *Partition
+	err   error
+}
+
+// Open opens the store in dir, creating the directory if needed, and
+// takes its lock. It waits up to opts.LockTimeout while another Store
+// holds the lock, then fails with an error wrapping ErrStoreInUse.
+// Partitions are opened on demand by Store.Partition.
+//
+// The store directory and its lock file are on the operating system's
+// filesystem (flock needs a real file); everything below a partition
+// directory goes through opts.Segment.FS.
+func Open(dir string, opts Options) (*Store, error) {
+	dir = filepath.Clean(dir)
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, fmt.Errorf("logstore: open store %s: %w", dir, err)
+	}
+	if err := createStoreDir(dir); err != nil {
+		return nil, fmt.Errorf("logstore: open store %s: %w", dir, err)
+	}
+	lock, err := lockFile(filepath.Join(dir, lockFileName), opts.LockTimeout)
+	if err != nil {
+		return nil, fmt.Errorf("logstore: open store %s: %w", dir, err)
+	}
+	return &Store{
+		dir:   dir,
+		opts:  opts,
+		fs:    opts.Segment.FS,
+		lock:  lock,
+		parts: make(map[PartitionID]*partEntry),
+	}, nil
+}
+
+// createStoreDir creates dir and any missing parents, and syncs the
+// parent of each directory it created, so the new store survives a crash.
+func createStoreDir(dir string) error {
+	fi, err := os.Stat(dir)
+	if err == nil {
+		if !fi.IsDir() {
+			return fmt.Errorf("%s is not a directory", dir)
+		}
+		return nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	// The directories MkdirAll is about to create, deepest first.
+	var created []string
+	for d := dir; ; {
+		if _, err := os.Stat(d); err == nil {
+			break
+		}
+		created = append(created, d)
+		parent := filepath.Dir(d)
+		if parent == d {
+			break
+		}
+		d = parent
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for i := len(created) - 1; i >= 0; i-- {
+		if err := segment.OS.SyncDir(filepath.Dir(created[i])); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Dir returns the store's directory.
+func (s *Store) Dir() string { return s.dir }
+
+// Partition returns the partition topic-partition, opening it (and
+// creating its directory) on first use. Later calls return the same
+// *Partition until it is closed. A name Kafka would not accept is refused
+// with an error wrapping ErrInvalidName before any file is touched.
+//
+// Opening a partition recovers its log (see Partition.Recovery); callers
+// asking for a partition that is being opened wait for it, others do not.
+func (s *Store) Partition(topic string, partition int32) (*Partition, error) {
+	id := PartitionID{Topic: topic, Partition: partition}
+	if err := id.validate(); err != nil {
+		return nil, fmt.Errorf("logstore: open partition in store %s: %w", s.dir, err)
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil, fmt.Errorf("logstore: open partition %s in store %s: %w", id, s.dir, ErrClosed)
+	}
+	if e, ok := s.parts[id]; ok {
+		s.mu.Unlock()
+		<-e.ready
+		return e.p, e.err
+	}
+	e := &partEntry{ready: make(chan struct{})}
+	s.parts[id] = e
+	s.mu.Unlock()
+
+	p, err := s.openPartition(id)
+
+	s.mu.Lock()
+	if err != nil {
+		// Forget the failure: a later call tries again.
+		delete(s.parts, id)
+	}
+	e.p, e.err = p, err
+	closed := s.closed
+	close(e.ready)
+	s.mu.Unlock()
+	if closed && err == nil {
+		// Close began while we opened; it waits for ready and closes p.
+		return nil, fmt.Errorf("logstore: open partition %s in store %s: %w", id, s.dir, ErrClosed)
+	}
+	return p, err
+}
+
+func (s *Store) openPartition(id PartitionID) (*Partition, error) {
+	pdir := filepath.Join(s.dir, id.String())
+	if err := s.createPartitionDir(pdir); err != nil {
+		return nil, fmt.Errorf("logstore: open partition %s in store %s: %w", id, s.dir, err)
+	}
+	p, err := openPartition(s, id, pdir)
+	if err != nil {
+		return nil, fmt.Errorf("logstore: open partition %s in store %s: %w", id, s.dir, err)
+	}
+	return p, nil
+}
+
+// createPartitionDir creates pdir if it does not exist, and then syncs the
+// store directory so the new entry is durable.
+func (s *Store) createPartitionDir(pdir string) error {
+	_, err := s.fs.ReadDir(pdir)
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if err := s.fs.MkdirAll(pdir, 0o755); err != nil {
+		return err
+	}
+	return s.fs.SyncDir(s.dir)
+}
+
+// forget drops p from the cache, if it is still the cached partition.
+func (s *Store) forget(p *Partition) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e, ok := s.parts[p.id]; ok && e.p == p {
+		delete(s.parts, p.id)
+	}
+}
+
+// Partitions lists the partition directories in the store, open or not,
+// sorted by topic and partition. Entries whose names are not
+// <topic>-<partition> directories are ignored.
+func (s *Store) Partitions() ([]PartitionID, error) {
+	names, err := s.fs.ReadDir(s.dir)
+	if err != nil {
+		return nil, fmt.Errorf("logstore: list partitions of store %s: %w", s.dir, err)
+	}
+	var ids []PartitionID
+	for _, name := range names {
+		id, ok := parsePartitionDir(name)
+		if !ok {
+			continue
+		}
+		// A directory lists; a file of the same name does not.
+		if _, err := s.fs.ReadDir(filepath.Join(s.dir, name)); err != nil {
+			continue
+		}
+		ids = append(ids, id)
+	}
+	slices.SortFunc(ids, func(a, b PartitionID) int {
+		if c := strings.Compare(a.Topic, b.Topic); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Partition, b.Partition)
+	})
+	return ids, nil
+}
+
+// Close closes every open partition (a clean shutdown of each log, which
+// syncs it) and releases the store's lock. Partitions returned earlier
+// fail with ErrClosed afterwards. Close returns the errors of every
+// partition, joined; calling it again returns the same result.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		s.closed = true
+		entries := make([]*partEntry, 0, len(s.parts))
+		for _, e := range s.parts {
+			entries = append(entries, e)
+		}
+		s.mu.Unlock()
+
+		var errs []error
+		for _, e := range entries {
+			<-e.ready
+			if e.p != nil {
+				errs = append(errs, e.p.Close())
+			}
+		}
+		if err := s.lock.unlock(); err != nil {
+			errs = append(errs, fmt.Errorf("logstore: close store %s: %w", s.dir, err))
+		}
+		s.closeErr = errors.Join(errs...)
+	})
+	return s.closeErr
+}

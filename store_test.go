@@ -1,0 +1,514 @@
+package logstore_test
+
+import (
+	"bufio"
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/logstore/logstore"
+	"github.com/logstore/logstore/recordbatch"
+	"github.com/logstore/logstore/segment"
+)
+
+// openStore opens a store in dir and closes it when the test ends (a
+// second Close is harmless).
+func openStore(t testing.TB, dir string, opts logstore.Options) *logstore.Store {
+	t.Helper()
+	s, err := logstore.Open(dir, opts)
+	if err != nil {
+		t.Fatalf("Open(%s): %v", dir, err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func openPartition(t testing.TB, s *logstore.Store, topic string, partition int32) *logstore.Partition {
+	t.Helper()
+	p, err := s.Partition(topic, partition)
+	if err != nil {
+		t.Fatalf("Partition(%q, %d): %v", topic, partition, err)
+	}
+	return p
+}
+
+// batchOf builds a client batch of the given values, one record each,
+// with base offset 0 (Append stamps the real one). It panics on a builder
+// error, which would be a bug of the test, so goroutines can call it.
+func batchOf(values ...string) []byte {
+	b := recordbatch.NewBuilder(0)
+	for _, v := range values {
+		if err := b.Append(1_700_000_000_000, nil, []byte(v), nil); err != nil {
+			panic(err)
+		}
+	}
+	out, err := b.AppendTo(nil)
+	if err != nil {
+		panic(err)
+	}
+	return out
+}
+
+// readValues reads the partition from its start to its end and returns
+// each record's value by offset. It fails on a gap or a bad batch.
+func readValues(t testing.TB, p *logstore.Partition) map[int64]string {
+	t.Helper()
+	values := make(map[int64]string)
+	next, end := p.StartOffset(), p.EndOffset()
+	for next < end {
+		data, err := p.Read(next, 64<<10)
+		if err != nil {
+			t.Fatalf("Read(%d): %v", next, err)
+		}
+		if len(data) == 0 {
+			t.Fatalf("Read(%d) returned nothing below end %d", next, end)
+		}
+		for len(data) > 0 {
+			b, err := recordbatch.Parse(data, 0)
+			if err != nil {
+				t.Fatalf("batch read at %d: %v", next, err)
+			}
+			if err := b.Validate(); err != nil {
+				t.Fatalf("batch read at %d: %v", next, err)
+			}
+			if b.LastOffset() >= next {
+				if b.BaseOffset() > next {
+					t.Fatalf("gap: batch at %d after offset %d", b.BaseOffset(), next)
+				}
+				recs, err := b.DecodeRecords(0)
+				if err != nil {
+					t.Fatalf("records of batch %d: %v", b.BaseOffset(), err)
+				}
+				for _, r := range recs {
+					values[r.Offset] = string(r.Value)
+				}
+				next = b.LastOffset() + 1
+			}
+			data = data[b.Size():]
+		}
+	}
+	return values
+}
+
+// testFS is a segment.FS over segment.OS that counts the syncs of .log
+// files, can make them slow, and can fail one .log Sync or WriteAt.
+type testFS struct {
+	segment.FS
+	logSyncs  atomic.Int64
+	syncDelay time.Duration
+
+	failSync  atomic.Bool // the next .log Sync fails
+	failWrite atomic.Bool // the next .log WriteAt fails
+
+	mu     sync.Mutex
+	synced map[string]int64 // .log file -> its size before its last good sync
+}
+
+var errInjected = errors.New("injected fault")
+
+func newTestFS() *testFS { return &testFS{FS: segment.OS, synced: make(map[string]int64)} }
+
+func (f *testFS) OpenFile(name string, flag int, perm fs.FileMode) (segment.File, error) {
+	file, err := f.FS.OpenFile(name, flag, perm)
+	if err != nil || !strings.HasSuffix(name, ".log") {
+		return file, err
+	}
+	return &testFile{File: file, fs: f, name: name}, nil
+}
+
+type testFile struct {
+	segment.File
+	fs   *testFS
+	name string
+}
+
+func (f *testFile) WriteAt(p []byte, off int64) (int, error) {
+	if f.fs.failWrite.CompareAndSwap(true, false) {
+		return 0, &fs.PathError{Op: "write", Path: f.name, Err: errInjected}
+	}
+	return f.File.WriteAt(p, off)
+}
+
+func (f *testFile) Sync() error {
+	if f.fs.failSync.CompareAndSwap(true, false) {
+		return &fs.PathError{Op: "fdatasync", Path: f.name, Err: errInjected}
+	}
+	// Every write that completed before this point is covered by the
+	// sync below.
+	size, err := f.File.Size()
+	if err != nil {
+		return err
+	}
+	if f.fs.syncDelay > 0 {
+		time.Sleep(f.fs.syncDelay)
+	}
+	if err := f.File.Sync(); err != nil {
+		return err
+	}
+	f.fs.logSyncs.Add(1)
+	f.fs.mu.Lock()
+	f.fs.synced[f.name] = max(f.fs.synced[f.name], size)
+	f.fs.mu.Unlock()
+	return nil
+}
+
+// syncedSizes returns each .log file's size at its last good sync.
+func (f *testFS) syncedSizes() map[string]int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make(map[string]int64, len(f.synced))
+	for k, v := range f.synced {
+		out[k] = v
+	}
+	return out
+}
+
+// listDir returns the names in dir, sorted.
+func listDir(t testing.TB, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+func TestPartitionNamesRefused(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "store")
+	s := openStore(t, dir, logstore.Options{})
+	cases := []struct {
+		topic     string
+		partition int32
+	}{
+		{"", 0},
+		{".", 0},
+		{"..", 0},
+		{"../x", 0},
+		{"a/b", 0},
+		{"/abs", 0},
+		{`a\b`, 0},
+		{"a b", 0},
+		{"tópico", 0},
+		{"nul\x00", 0},
+		{"a:b", 0},
+		{strings.Repeat("a", 250), 0},
+		{"ok", -1},
+	}
+	for _, c := range cases {
+		p, err := s.Partition(c.topic, c.partition)
+		if !errors.Is(err, logstore.ErrInvalidName) {
+			t.Errorf("Partition(%q, %d) = %v, %v; want ErrInvalidName", c.topic, c.partition, p, err)
+			continue
+		}
+		if !strings.Contains(err.Error(), dir) {
+			t.Errorf("error %q does not name the store %s", err, dir)
+		}
+	}
+	if got := listDir(t, dir); !slices.Equal(got, []string{".lock"}) {
+		t.Errorf("store dir holds %q after refused names; want only .lock", got)
+	}
+	if got := listDir(t, root); !slices.Equal(got, []string{"store"}) {
+		t.Errorf("the store's parent holds %q; want only store", got)
+	}
+}
+
+func TestPartitionNamesAccepted(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir, logstore.Options{})
+	long := strings.Repeat("x", 249)
+	ids := []logstore.PartitionID{
+		{Topic: "events", Partition: 0},
+		{Topic: "events", Partition: 7},
+		{Topic: "a", Partition: 2147483647},
+		{Topic: "...", Partition: 1},
+		{Topic: "__consumer_offsets", Partition: 49},
+		{Topic: "my.topic_name-2", Partition: 3}, // a dash in the topic
+		{Topic: long, Partition: 0},
+	}
+	for _, id := range ids {
+		p := openPartition(t, s, id.Topic, id.Partition)
+		if p.ID() != id {
+			t.Errorf("ID() = %v, want %v", p.ID(), id)
+		}
+		fi, err := os.Stat(filepath.Join(dir, id.String()))
+		if err != nil || !fi.IsDir() {
+			t.Errorf("partition %v: directory %s: %v", id, id.String(), err)
+		}
+		if again := openPartition(t, s, id.Topic, id.Partition); again != p {
+			t.Errorf("partition %v: second Partition call returned another *Partition", id)
+		}
+	}
+	if got := filepath.Join(dir, "my.topic_name-2-3"); !slices.Contains(listDir(t, dir), filepath.Base(got)) {
+		t.Errorf("no directory %s", got)
+	}
+
+	// Things that are not partition directories are not listed.
+	for _, junk := range []string{"x-01", "x-+1", "x-1a", "x-", "x-delete", "x-0.abc-delete", "nodash", "a b-0"} {
+		if err := os.Mkdir(filepath.Join(dir, junk), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "file-0"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Partitions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := slices.Clone(ids)
+	slices.SortFunc(want, func(a, b logstore.PartitionID) int {
+		if c := strings.Compare(a.Topic, b.Topic); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Partition, b.Partition)
+	})
+	if !slices.Equal(got, want) {
+		t.Errorf("Partitions() = %v\nwant %v", got, want)
+	}
+}
+
+func TestPartitionConcurrentOpen(t *testing.T) {
+	s := openStore(t, t.TempDir(), logstore.Options{})
+	const n = 16
+	got := make([]*logstore.Partition, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			p, err := s.Partition("t", int32(i%2))
+			if err != nil {
+				t.Error(err)
+			}
+			got[i] = p
+		})
+	}
+	wg.Wait()
+	for i := range n {
+		if got[i] != got[i%2] {
+			t.Errorf("call %d got a different *Partition than call %d", i, i%2)
+		}
+	}
+	if got[0] == got[1] {
+		t.Error("partitions 0 and 1 are the same *Partition")
+	}
+}
+
+func TestOpenOptionsRefused(t *testing.T) {
+	dir := t.TempDir()
+	for name, opts := range map[string]logstore.Options{
+		"zero interval":     {Sync: logstore.SyncInterval(0)},
+		"negative interval": {Sync: logstore.SyncInterval(-time.Second)},
+		"OnRoll set":        {Segment: segment.Config{OnRoll: func(int64) error { return nil }}},
+	} {
+		if s, err := logstore.Open(dir, opts); err == nil {
+			s.Close()
+			t.Errorf("%s: Open succeeded", name)
+		}
+	}
+}
+
+func TestStoreInUse(t *testing.T) {
+	dir := t.TempDir()
+	first, err := logstore.Open(dir, logstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	second, err := logstore.Open(dir, logstore.Options{LockTimeout: 200 * time.Millisecond})
+	waited := time.Since(start)
+	if !errors.Is(err, logstore.ErrStoreInUse) {
+		second.Close()
+		t.Fatalf("second Open = %v; want ErrStoreInUse", err)
+	}
+	if waited < 200*time.Millisecond {
+		t.Errorf("second Open gave up after %s; LockTimeout is 200ms", waited)
+	}
+	if !strings.Contains(err.Error(), dir) {
+		t.Errorf("error %q does not name the store %s", err, dir)
+	}
+	t.Logf("refused after %s: %v", waited.Round(time.Millisecond), err)
+
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	third, err := logstore.Open(dir, logstore.Options{LockTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatalf("Open after Close: %v", err)
+	}
+	if err := third.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestOpenWaitsForLock(t *testing.T) {
+	dir := t.TempDir()
+	first, err := logstore.Open(dir, logstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		time.Sleep(150 * time.Millisecond)
+		first.Close()
+	}()
+	start := time.Now()
+	second, err := logstore.Open(dir, logstore.Options{LockTimeout: 10 * time.Second})
+	if err != nil {
+		t.Fatalf("Open while the first closes: %v", err)
+	}
+	t.Logf("got the lock after %s", time.Since(start).Round(time.Millisecond))
+	second.Close()
+}
+
+// lockHolderEnv makes the test binary, run as a child, hold a store's
+// lock until its stdin closes.
+const lockHolderEnv = "LOGSTORE_TEST_HOLD_LOCK"
+
+func TestStoreInUseByAnotherProcess(t *testing.T) {
+	if dir := os.Getenv(lockHolderEnv); dir != "" {
+		holdLock(dir)
+		return
+	}
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestStoreInUseByAnotherProcess$")
+	cmd.Env = append(os.Environ(), lockHolderEnv+"="+dir)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	defer stdin.Close()
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || line != "locked\n" {
+		t.Fatalf("child said %q, %v; want locked", line, err)
+	}
+
+	s, err := logstore.Open(dir, logstore.Options{LockTimeout: 200 * time.Millisecond})
+	if !errors.Is(err, logstore.ErrStoreInUse) {
+		if s != nil {
+			s.Close()
+		}
+		t.Fatalf("Open while another process holds the lock = %v; want ErrStoreInUse", err)
+	}
+
+	stdin.Close()
+	go io.Copy(io.Discard, stdout)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("child: %v", err)
+	}
+	s, err = logstore.Open(dir, logstore.Options{LockTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatalf("Open after the other process closed: %v", err)
+	}
+	s.Close()
+}
+
+// holdLock is the child of TestStoreInUseByAnotherProcess.
+func holdLock(dir string) {
+	s, err := logstore.Open(dir, logstore.Options{LockTimeout: -1})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "child:", err)
+		os.Exit(2)
+	}
+	fmt.Println("locked")
+	io.Copy(io.Discard, os.Stdin)
+	if err := s.Close(); err != nil {
+		fmt.Fprintln(os.Stderr, "child:", err)
+		os.Exit(2)
+	}
+}
+
+func TestClosedStore(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir, logstore.Options{})
+	p := openPartition(t, s, "events", 0)
+	if _, err := p.Append(batchOf("a")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if _, err := s.Partition("events", 0); !errors.Is(err, logstore.ErrClosed) {
+		t.Errorf("Partition after Close = %v; want ErrClosed", err)
+	}
+	if _, err := p.Append(batchOf("b")); !errors.Is(err, logstore.ErrClosed) {
+		t.Errorf("Append after Store.Close = %v; want ErrClosed", err)
+	}
+	if _, err := p.Read(0, 1<<10); !errors.Is(err, logstore.ErrClosed) {
+		t.Errorf("Read after Store.Close = %v; want ErrClosed", err)
+	}
+}
+
+// TestCloseWhileOpening closes the store while partitions are being
+// opened and appended to: every call either works before the close or
+// fails with ErrClosed, and the lock is released.
+func TestCloseWhileOpening(t *testing.T) {
+	dir := t.TempDir()
+	s, err := logstore.Open(dir, logstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			for j := range 20 {
+				p, err := s.Partition(fmt.Sprintf("t%d", j%4), int32(i%3))
+				if errors.Is(err, logstore.ErrClosed) {
+					return
+				}
+				if err != nil {
+					t.Errorf("Partition: %v", err)
+					return
+				}
+				if _, err := p.Append(batchOf("v")); err != nil && !errors.Is(err, logstore.ErrClosed) {
+					t.Errorf("Append: %v", err)
+				}
+			}
+		})
+	}
+	time.Sleep(2 * time.Millisecond)
+	if err := s.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	wg.Wait()
+	s2, err := logstore.Open(dir, logstore.Options{LockTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatalf("Open after Close: %v", err)
+	}
+	defer s2.Close()
+	ids, err := s2.Partitions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids {
+		p := openPartition(t, s2, id.Topic, id.Partition)
+		if !p.Recovery().Clean {
+			t.Errorf("partition %v was not closed cleanly: %+v", id, p.Recovery())
+		}
+	}
+}
