@@ -374,7 +374,8 @@ func (l *Log) roll(base int64) error {
 			return fmt.Errorf("logstore/segment: after rolling %s to %d: %w", l.dir, base, err)
 		}
 	}
-	return nil
+	_, err = l.applyRetention()
+	return err
 }
 
 // Sync makes everything appended before it was called durable and
@@ -494,6 +495,15 @@ func (l *Log) ApplyRetention() ([]int64, error) {
 	defer l.mu.Unlock()
 	if err := l.check(); err != nil {
 		return nil, err
+	}
+	return l.applyRetention()
+}
+
+// applyRetention is ApplyRetention with l.mu held. It also runs after
+// every roll, when a segment has just become deletable.
+func (l *Log) applyRetention() ([]int64, error) {
+	if l.cfg.RetentionBytes <= 0 && l.cfg.RetentionTime <= 0 {
+		return nil, nil
 	}
 	var total int64
 	for _, s := range l.segs {

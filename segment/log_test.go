@@ -1,6 +1,7 @@
 package segment_test
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -339,5 +340,91 @@ func TestOffsetForTime(t *testing.T) {
 		if err != nil || got != c.want {
 			t.Errorf("OffsetForTime(%d) = %d, %v; want %d", c.ts, got, err, c.want)
 		}
+	}
+}
+
+// TestRetentionOnRoll: with retention set, a roll applies it at once.
+func TestRetentionOnRoll(t *testing.T) {
+	l, _ := open(t, t.TempDir(), segment.Config{SegmentBytes: 500, RetentionBytes: 1000})
+	defer l.Close()
+	for i := range 40 {
+		if _, err := l.Append(batch(t, 1, 100, 1700000000000+int64(i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if segs := l.Segments(); len(segs) > 4 || l.StartOffset() != segs[0] || l.StartOffset() == 0 {
+		t.Fatalf("segments %v, start %d", segs, l.StartOffset())
+	}
+}
+
+// TestIndexesPassKafkaVerification checks the index files logstore
+// writes with the rules kafka-dump-log.sh verifies them by: every offset
+// index entry points at a batch whose last offset is the indexed offset;
+// every time index entry names the last offset of a batch whose largest
+// record timestamp is the indexed timestamp, in increasing order.
+func TestIndexesPassKafkaVerification(t *testing.T) {
+	dir := t.TempDir()
+	l, _ := open(t, dir, segment.Config{SegmentBytes: 3000, IndexIntervalBytes: 150})
+	for i := range 60 {
+		ts := 1700000000000 + int64(i*7%23)*1000 // timestamps that go up and down
+		if _, err := l.Append(batch(t, 1+i%4, 30, ts)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	segs := l.Segments()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	entries := 0
+	for _, base := range segs {
+		logData, err := os.ReadFile(filepath.Join(dir, name(base, ".log")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		byLast := map[int64]recordbatch.Batch{}
+		byPos := map[int64]recordbatch.Batch{}
+		for pos := 0; pos < len(logData); {
+			b, err := recordbatch.Parse(logData[pos:], 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			byLast[b.LastOffset()], byPos[int64(pos)] = b, b
+			pos += b.Size()
+		}
+		idx, _ := os.ReadFile(filepath.Join(dir, name(base, ".index")))
+		for i := 0; i+8 <= len(idx); i += 8 {
+			off := base + int64(int32(binary.BigEndian.Uint32(idx[i:])))
+			pos := int64(int32(binary.BigEndian.Uint32(idx[i+4:])))
+			if b, ok := byPos[pos]; !ok || b.LastOffset() != off {
+				t.Errorf("segment %d: index entry (%d, %d) does not name a batch's last offset and start", base, off, pos)
+			}
+			entries++
+		}
+		tidx, _ := os.ReadFile(filepath.Join(dir, name(base, ".timeindex")))
+		prev := int64(-1)
+		for i := 0; i+12 <= len(tidx); i += 12 {
+			ts := int64(binary.BigEndian.Uint64(tidx[i:]))
+			off := base + int64(int32(binary.BigEndian.Uint32(tidx[i+8:])))
+			b, ok := byLast[off]
+			if !ok {
+				t.Errorf("segment %d: time index offset %d is no batch's last offset", base, off)
+				continue
+			}
+			recs, err := b.DecodeRecords(0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			maxTS := int64(-1)
+			for _, r := range recs {
+				maxTS = max(maxTS, r.Timestamp)
+			}
+			if maxTS != ts || ts <= prev {
+				t.Errorf("segment %d: time index entry (%d, %d): batch max %d, previous %d", base, ts, off, maxTS, prev)
+			}
+			prev = ts
+		}
+	}
+	if entries < 10 {
+		t.Fatalf("only %d index entries checked", entries)
 	}
 }
