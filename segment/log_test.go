@@ -428,3 +428,26 @@ func TestIndexesPassKafkaVerification(t *testing.T) {
 		t.Fatalf("only %d index entries checked", entries)
 	}
 }
+
+func TestBatches(t *testing.T) {
+	l, _ := open(t, t.TempDir(), segment.Config{SegmentBytes: 700, IndexIntervalBytes: 100})
+	defer l.Close()
+	for i := range 30 {
+		if _, err := l.Append(batch(t, 2, 50, 1700000000000+int64(i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, from := range []int64{0, 1, 17, 58, 59, 60} {
+		next := from - from%2
+		err := l.Batches(from, func(b recordbatch.Batch) error {
+			if b.BaseOffset() != next || b.Validate() != nil {
+				t.Fatalf("from %d: batch %d, want %d", from, b.BaseOffset(), next)
+			}
+			next = b.LastOffset() + 1
+			return nil
+		})
+		if err != nil || next != max(60, from) {
+			t.Fatalf("from %d: ended at %d, %v", from, next, err)
+		}
+	}
+}
