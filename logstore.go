@@ -71,4 +71,14 @@ var (
 
 	// ErrClosed: the Store or Partition was closed.
 	ErrClosed = errors.New("logstore: closed")
+
+	// ErrOutOfOrder: the producer check refused the batch: its sequence
+	// is not the next one the producer's state expects (or a new epoch
+	// does not start at 0). The error says what was expected and what
+	// came. Nothing was written.
+	ErrOutOfOrder = errors.New("logstore: out of order sequence")
+
+	// ErrFenced: the batch's producer epoch is older than the epoch the
+	// partition remembers for that producer. Nothing was written.
+	ErrFenced = errors.New("logstore: producer fenced")
 )

@@ -15,6 +15,10 @@ import (
 type AppendResult struct {
 	BaseOffset int64 // offset of the batch's first record
 	LastOffset int64 // offset of its last record
+	// Duplicate is set when the batch was a retry of one the producer's
+	// window remembers: nothing was written, and the offsets are the
+	// first copy's.
+	Duplicate bool
 }
 
 // Partition is one partition of a Store: its segment log, and (in the
