@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 
@@ -9,8 +10,9 @@ import (
 
 // Exit statuses of the logstore command.
 const (
-	exitOK    = 0
-	exitError = 1 // bad flags, unreadable or unsupported input, I/O
+	exitOK      = 0
+	exitError   = 1 // bad flags, unreadable or unsupported input, I/O
+	exitRefused = 3 // append: the store refused a batch (OUT_OF_ORDER, FENCED, INVALID)
 )
 
 // run builds the command tree, runs it with args and returns the exit
@@ -35,12 +37,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return exitCode(err)
 }
 
-// exitCode maps an error to an exit status. Every failure of the commands
-// so far is a plain error (1); statuses for refused appends and found
-// corruption will be added here as the commands that return them arrive.
+// exitCode maps an error to an exit status: 3 for batches the store
+// refused, 1 for every other failure. A status for found corruption will
+// be added here as the command that returns it arrives.
 func exitCode(err error) int {
-	if err == nil {
+	switch {
+	case err == nil:
 		return exitOK
+	case errors.Is(err, errRefused):
+		return exitRefused
 	}
 	return exitError
 }
@@ -56,5 +61,6 @@ Kafka v2 record batches, byte for byte. This command works on those files.`,
 	}
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.AddCommand(newDumpCommand())
+	root.AddCommand(newAppendCommand())
 	return root
 }

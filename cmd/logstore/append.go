@@ -1,0 +1,747 @@
+package main
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/logstore/logstore"
+	"github.com/logstore/logstore/recordbatch"
+	"github.com/logstore/logstore/segment"
+)
+
+// Defaults of `logstore append`.
+const (
+	defaultAppendDir         = "./logstore-data"
+	defaultAppendTopic       = "events"
+	defaultAppendLockTimeout = 30 * time.Second
+	defaultSyncInterval      = time.Second
+	envStoreDir              = "LOGSTORE_DIR"
+)
+
+// errRefused marks a run in which the store refused at least one batch
+// (OUT_OF_ORDER, FENCED or INVALID): exit status 3.
+var errRefused = errors.New("refused")
+
+// Reply outcomes: the first word of each reply line.
+const (
+	outcomeOK         = "OK"
+	outcomeDuplicate  = "DUPLICATE"
+	outcomeOutOfOrder = "OUT_OF_ORDER"
+	outcomeFenced     = "FENCED"
+	outcomeInvalid    = "INVALID"
+)
+
+// appendOptions holds the flags of `logstore append` and what complete
+// derives from them.
+type appendOptions struct {
+	dir           string
+	topic         string
+	partition     int32
+	producerID    int64
+	producerEpoch int16
+	baseSequence  int32
+	key           string
+	headers       []string
+	timestamp     int64
+	compression   string
+	transactional bool
+	input         string
+	fromLog       string
+	json          bool
+	segmentBytes  int64
+	sync          string
+	syncInterval  time.Duration
+	lockTimeout   time.Duration
+	values        []string // the arguments: one record value each
+
+	// Derived by complete.
+	storeOpts logstore.Options
+	defaults  lineDefaults
+	batch     *batchSpec // the batch of flags and arguments, when neither --input nor --from-log
+
+	stdin  io.Reader
+	stdout io.Writer
+}
+
+func newAppendCommand() *cobra.Command {
+	dir := defaultAppendDir
+	if d := os.Getenv(envStoreDir); d != "" {
+		dir = d
+	}
+	opts := &appendOptions{
+		dir:           dir,
+		topic:         defaultAppendTopic,
+		producerID:    recordbatch.NoProducerID,
+		producerEpoch: recordbatch.NoProducerEpoch,
+		baseSequence:  recordbatch.NoSequence,
+		compression:   recordbatch.CodecNone.String(),
+		segmentBytes:  segment.DefaultSegmentBytes,
+		sync:          "always",
+		syncInterval:  defaultSyncInterval,
+		lockTimeout:   defaultAppendLockTimeout,
+	}
+	cmd := &cobra.Command{
+		Use:   "append [flags] VALUE... | --input FILE | --from-log FILE.log",
+		Short: "Append record batches to a store and print the store's answer to each",
+		Long: `append sends record batches to a partition of the store in --dir, as a
+producer sends them, and prints one reply line per batch as soon as the
+store has acknowledged it (written, and fsynced under --sync always):
+
+  OK base=<first offset> last=<last offset>
+  DUPLICATE base=<first copy's first offset> last=<its last offset>
+  OUT_OF_ORDER <the sequence expected and the one that came>
+  FENCED <the epochs>
+  INVALID <why the batch was refused>
+
+With --json each reply is a JSON object on a line of its own instead:
+{"outcome":"OK","base":0,"last":1} or {"outcome":"FENCED","reason":"..."},
+with "line" (--input) or "batch" and "position" (--from-log) first.
+
+Three ways to give batches:
+
+Arguments: one batch whose records have the arguments as values; --key and
+every --header apply to each record, --timestamp (ms since the epoch,
+default now, -1 for none) is each record's timestamp. Without
+--producer-id the batch has no producer (-1) and is not checked for
+sequence.
+
+--input FILE (- for stdin): JSON Lines, one batch per line:
+
+  {"topic":"events","partition":0,"producerId":31,"producerEpoch":0,
+   "baseSequence":0,"compression":"none","transactional":false,
+   "records":[{"key":"k","value":"v","timestamp":1700000000000,
+               "headers":[{"key":"h","value":"x"}]}]}
+
+  Only "records" is required, with at least one record. topic, partition
+  and compression default to the flags, producerId, producerEpoch and
+  baseSequence to -1, transactional to false, a record's timestamp to
+  --timestamp or now. A missing or null key or value is null, as is a null
+  header value; header keys are required. "key", "value" and header
+  "value" are UTF-8 text; for binary data give "keyBase64" or
+  "valueBase64" instead (standard base64, with padding), e.g.
+  {"valueBase64":"AP8Q"} is the three bytes 00 ff 10. Unknown fields are
+  refused. A line that cannot become a batch (invalid JSON, no records,
+  an unknown codec, a producer id without a base sequence, ...) gets
+  "INVALID line N: <reason>", and the lines after it are still sent.
+  Blank lines are skipped. The store stays locked until the input ends.
+
+--from-log FILE.log: every batch of a segment file (Kafka's or this
+store's), in order, sent unchanged: producer fields, attributes and
+records as they are; only the base offset is assigned afresh, so offset
+gaps close up. Control batches (COMMIT and ABORT markers) are refused as
+INVALID, since a producer may not send them, so a segment with
+transactions exits with 3 even when all its data was taken. Batches with
+a producer id go through the producer checks like any other: a producer
+the store has not seen must start at sequence 0, so one that the segment
+catches mid-stream gets OUT_OF_ORDER. An INVALID reply names the batch:
+"INVALID batch N at position P: <reason>". A file that ends inside a
+batch, or stops looking like a segment, ends the run with status 1 after
+the replies to the batches before.
+
+Exit status: 0 when every batch was OK or DUPLICATE; 3 when the store
+refused any (OUT_OF_ORDER, FENCED, INVALID); 1 on any other error (bad
+flags, unreadable input, a store that cannot be opened or is still locked
+after --lock-timeout, an I/O error), with a message on stderr. Several
+append processes may run at once on one store: each waits for the
+store's lock.`,
+		Example: `  logstore append hello world
+  logstore append --topic orders --partition 2 --key user-7 --header source=web '{"total":12}'
+  logstore append --producer-id 31 --producer-epoch 0 --base-sequence 0 a b c
+  logstore append --input batches.jsonl --json
+  producer | logstore append --input -
+  logstore append --dir copy --topic foo --from-log /var/lib/kafka/foo-0/00000000000000000000.log`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := opts.complete(cmd, args); err != nil {
+				return err
+			}
+			opts.stdout = cmd.OutOrStdout()
+			if opts.input == "-" {
+				opts.stdin = cmd.InOrStdin()
+			}
+			return runAppend(opts)
+		},
+	}
+	f := cmd.Flags()
+	f.SortFlags = false
+	f.StringVar(&opts.dir, "dir", opts.dir, "store directory `DIR`, or $"+envStoreDir+" when set")
+	f.StringVar(&opts.topic, "topic", opts.topic, "`TOPIC` to append to")
+	f.Int32Var(&opts.partition, "partition", 0, "partition to append to")
+	f.Int64Var(&opts.producerID, "producer-id", opts.producerID, "producer id of the batch; -1 for none")
+	f.Int16Var(&opts.producerEpoch, "producer-epoch", opts.producerEpoch, "producer epoch of the batch")
+	f.Int32Var(&opts.baseSequence, "base-sequence", opts.baseSequence, "sequence number of the batch's first record; required with --producer-id")
+	f.StringVar(&opts.key, "key", "", "key of every record (default null)")
+	f.StringArrayVar(&opts.headers, "header", nil, "record header `KEY=VALUE` on every record; repeatable")
+	f.Int64Var(&opts.timestamp, "timestamp", 0, "record timestamp in ms since the epoch, -1 for none (default now)")
+	f.StringVar(&opts.compression, "compression", opts.compression, "codec of the batch: none, gzip, snappy, lz4 or zstd")
+	f.BoolVar(&opts.transactional, "transactional", false, "mark the batch transactional")
+	f.StringVar(&opts.input, "input", "", "read batches as JSON Lines from `FILE`, - for stdin")
+	f.StringVar(&opts.fromLog, "from-log", "", "re-send every batch of the segment file `FILE.log`")
+	f.BoolVar(&opts.json, "json", false, "print replies as JSON Lines")
+	f.Int64Var(&opts.segmentBytes, "segment-bytes", opts.segmentBytes, "roll to a new segment file at this size (small values allowed)")
+	f.StringVar(&opts.sync, "sync", opts.sync, "when appends are fsynced: always (before each reply), interval, or never (only at exit)")
+	f.DurationVar(&opts.syncInterval, "sync-interval", opts.syncInterval, "fsync period of --sync interval")
+	f.DurationVar(&opts.lockTimeout, "lock-timeout", opts.lockTimeout, "how long to wait while another process holds the store; 0 fails at once")
+	return cmd
+}
+
+// batchFlags are the flags that describe the one batch of the arguments;
+// --input and --from-log carry their own.
+var batchFlags = []string{"producer-id", "producer-epoch", "base-sequence", "key", "header", "transactional"}
+
+// complete checks the flags and arguments and derives the store options
+// and, for a batch of arguments, the batch.
+func (o *appendOptions) complete(cmd *cobra.Command, args []string) error {
+	f := cmd.Flags()
+	if o.input != "" && o.fromLog != "" {
+		return errors.New("--input and --from-log cannot be used together")
+	}
+	if o.input != "" || o.fromLog != "" {
+		from := "--input"
+		if o.fromLog != "" {
+			from = "--from-log"
+		}
+		if len(args) > 0 {
+			return fmt.Errorf("unexpected argument %q: with %s the records come from the file", args[0], from)
+		}
+		for _, name := range batchFlags {
+			if f.Changed(name) {
+				return fmt.Errorf("--%s describes the batch of the arguments; with %s each batch carries its own", name, from)
+			}
+		}
+		if o.fromLog != "" {
+			for _, name := range []string{"compression", "timestamp"} {
+				if f.Changed(name) {
+					return fmt.Errorf("--%s cannot be used with --from-log: its batches are sent unchanged", name)
+				}
+			}
+		}
+	} else if len(args) == 0 {
+		return errors.New("no records: give the record values as arguments, or batches with --input FILE or --from-log FILE.log")
+	}
+	if o.dir == "" {
+		return errors.New("--dir is empty")
+	}
+	o.values = args
+
+	codec, err := parseCodecName(o.compression)
+	if err != nil {
+		return fmt.Errorf("--compression: %w", err)
+	}
+	ts := time.Now().UnixMilli()
+	if f.Changed("timestamp") {
+		if err := checkTimestamp(o.timestamp); err != nil {
+			return fmt.Errorf("--timestamp: %w", err)
+		}
+		ts = o.timestamp
+	}
+	o.defaults = lineDefaults{topic: o.topic, partition: o.partition, codec: codec, timestamp: ts}
+
+	if o.storeOpts, err = o.storeOptions(f.Changed("sync-interval")); err != nil {
+		return err
+	}
+	if o.input != "" || o.fromLog != "" {
+		return nil
+	}
+	return o.completeBatch(f.Changed("key"), ts, codec)
+}
+
+// storeOptions derives the store's options from --sync, --sync-interval,
+// --lock-timeout and --segment-bytes.
+func (o *appendOptions) storeOptions(intervalSet bool) (logstore.Options, error) {
+	var opts logstore.Options
+	switch o.sync {
+	case "always":
+		opts.Sync = logstore.SyncAlways
+	case "never":
+		opts.Sync = logstore.SyncNever
+	case "interval":
+		if o.syncInterval <= 0 {
+			return opts, fmt.Errorf("--sync-interval %s: must be above zero", o.syncInterval)
+		}
+		opts.Sync = logstore.SyncInterval(o.syncInterval)
+	default:
+		return opts, fmt.Errorf("--sync %q: want always, interval or never", o.sync)
+	}
+	if intervalSet && o.sync != "interval" {
+		return opts, fmt.Errorf("--sync-interval applies only with --sync interval, not --sync %s", o.sync)
+	}
+	opts.LockTimeout = o.lockTimeout
+	if o.lockTimeout <= 0 {
+		opts.LockTimeout = -1 // the store's "try once"; its zero means its own default
+	}
+	if o.segmentBytes < recordbatch.HeaderSize || o.segmentBytes > math.MaxInt32 {
+		return opts, fmt.Errorf("--segment-bytes %d: must be from %d to %d", o.segmentBytes, recordbatch.HeaderSize, math.MaxInt32)
+	}
+	opts.Segment.SegmentBytes = o.segmentBytes
+	return opts, nil
+}
+
+// completeBatch builds the batch spec of the flags and arguments.
+func (o *appendOptions) completeBatch(keySet bool, ts int64, codec recordbatch.Codec) error {
+	var key []byte
+	if keySet {
+		key = []byte(o.key)
+	}
+	var headers []recordbatch.RecordHeader
+	for _, h := range o.headers {
+		k, v, ok := strings.Cut(h, "=")
+		if !ok {
+			return fmt.Errorf("--header %q: want KEY=VALUE", h)
+		}
+		headers = append(headers, recordbatch.RecordHeader{Key: []byte(k), Value: []byte(v)})
+	}
+	s := &batchSpec{
+		topic:         o.topic,
+		partition:     o.partition,
+		producerID:    o.producerID,
+		producerEpoch: o.producerEpoch,
+		baseSequence:  o.baseSequence,
+		codec:         codec,
+		transactional: o.transactional,
+	}
+	for _, v := range o.values {
+		s.records = append(s.records, recordSpec{timestamp: ts, key: key, value: []byte(v), headers: headers})
+	}
+	o.batch = s
+	return nil
+}
+
+// runAppend opens the input, then the store, sends every batch and prints
+// the replies. It returns an error wrapping errRefused when the store
+// refused any batch and nothing else failed.
+func runAppend(o *appendOptions) error {
+	var src batchSource
+	switch {
+	case o.input == "-":
+		src = &lineSource{lines: newLineReader(o.stdin), defaults: o.defaults, name: "stdin"}
+	case o.input != "":
+		file, err := os.Open(o.input)
+		if err != nil {
+			return fmt.Errorf("--input: %w", err)
+		}
+		defer file.Close()
+		src = &lineSource{lines: newLineReader(file), defaults: o.defaults, name: o.input}
+	case o.fromLog != "":
+		file, err := os.Open(o.fromLog)
+		if err != nil {
+			return fmt.Errorf("--from-log: %w", err)
+		}
+		defer file.Close()
+		src = newLogSource(file, o.fromLog, o.topic, o.partition)
+	default:
+		src = &argsSource{spec: o.batch}
+	}
+
+	store, err := logstore.Open(o.dir, o.storeOpts)
+	if err != nil {
+		return err
+	}
+	a := &appender{store: store, out: &replyWriter{w: o.stdout, json: o.json}}
+	sendErr := a.sendAll(src)
+	// Close syncs what --sync left unsynced: a failure there is an I/O
+	// error (status 1), whatever the replies said.
+	if err := store.Close(); err != nil {
+		return errors.Join(sendErr, err)
+	}
+	switch {
+	case sendErr != nil:
+		return sendErr
+	case a.out.refused > 0 && a.out.total == 1:
+		return fmt.Errorf("the batch was %w", errRefused)
+	case a.out.refused > 0:
+		return fmt.Errorf("%d of %d batches %w", a.out.refused, a.out.total, errRefused)
+	}
+	return nil
+}
+
+// --- sending ---
+
+// origin says where a batch came from, for its reply: a line of --input,
+// a batch of --from-log, or neither.
+type origin struct {
+	line     int   // line number of --input, from 1
+	batch    int   // ordinal in --from-log, from 1
+	position int64 // byte position in --from-log
+}
+
+// item is one batch to send, or a refusal decided before sending.
+type item struct {
+	from      origin
+	topic     string
+	partition int32
+	batch     []byte
+	invalid   string // non-empty: refused with this reason, not sent
+}
+
+// batchSource yields the batches of one run. next returns io.EOF at the
+// end; its other errors end the run (exit status 1). The item's batch is
+// valid until the next call.
+type batchSource interface {
+	next() (item, error)
+}
+
+// appender sends batches to the store and prints the replies.
+type appender struct {
+	store *logstore.Store
+	out   *replyWriter
+}
+
+func (a *appender) sendAll(src batchSource) error {
+	for {
+		it, err := src.next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if it.invalid != "" {
+			if err := a.out.write(refusal(it.from, outcomeInvalid, it.invalid)); err != nil {
+				return err
+			}
+			continue
+		}
+		r, err := a.send(it)
+		if err != nil {
+			return err
+		}
+		if err := a.out.write(r); err != nil {
+			return err
+		}
+	}
+}
+
+// send appends one batch and turns the store's answer into a reply.
+// Errors other than refusals are returned.
+func (a *appender) send(it item) (reply, error) {
+	p, err := a.store.Partition(it.topic, it.partition)
+	if err != nil {
+		if it.from.line > 0 && errors.Is(err, logstore.ErrInvalidName) {
+			// The line named a partition Kafka would not accept.
+			return refusal(it.from, outcomeInvalid, refusalReason(err, outcomeInvalid)), nil
+		}
+		return reply{}, err
+	}
+	res, err := p.Append(it.batch)
+	outcome := outcomeOK
+	switch {
+	case err == nil && res.Duplicate:
+		outcome = outcomeDuplicate
+	case err == nil:
+	case errors.Is(err, logstore.ErrOutOfOrder):
+		outcome = outcomeOutOfOrder
+	case errors.Is(err, logstore.ErrFenced):
+		outcome = outcomeFenced
+	case errors.Is(err, logstore.ErrInvalidBatch):
+		outcome = outcomeInvalid
+	default:
+		return reply{}, err
+	}
+	if err != nil {
+		return refusal(it.from, outcome, refusalReason(err, outcome)), nil
+	}
+	r := reply{from: it.from, Outcome: outcome, Base: &res.BaseOffset, Last: &res.LastOffset}
+	return r, nil
+}
+
+// argsSource yields the one batch of the flags and arguments.
+type argsSource struct {
+	spec *batchSpec
+	done bool
+}
+
+func (s *argsSource) next() (item, error) {
+	if s.done {
+		return item{}, io.EOF
+	}
+	s.done = true
+	var bld recordbatch.Builder
+	b, err := s.spec.build(&bld, nil)
+	if err != nil {
+		return item{}, err
+	}
+	return item{topic: s.spec.topic, partition: s.spec.partition, batch: b}, nil
+}
+
+// lineSource yields the batches of JSON Lines input.
+type lineSource struct {
+	lines    *lineReader
+	defaults lineDefaults
+	name     string
+	bld      recordbatch.Builder
+	buf      []byte
+}
+
+func (s *lineSource) next() (item, error) {
+	for {
+		line, tooLong, err := s.lines.next()
+		if err == io.EOF {
+			return item{}, io.EOF
+		}
+		if err != nil {
+			return item{}, fmt.Errorf("--input %s: line %d: %w", s.name, s.lines.n+1, err)
+		}
+		from := origin{line: s.lines.n}
+		if tooLong {
+			return item{from: from, invalid: fmt.Sprintf("the line is longer than %d bytes", maxLineBytes)}, nil
+		}
+		if len(strings.TrimSpace(string(line))) == 0 {
+			continue
+		}
+		spec, err := parseLine(line, s.defaults)
+		if err != nil {
+			return item{from: from, invalid: err.Error()}, nil
+		}
+		s.buf, err = spec.build(&s.bld, s.buf[:0])
+		if err != nil {
+			return item{from: from, invalid: refusalReason(err, outcomeInvalid)}, nil
+		}
+		return item{from: from, topic: spec.topic, partition: spec.partition, batch: s.buf}, nil
+	}
+}
+
+// minLogEntryLength is the smallest batch length field Kafka's
+// FileLogInputStream accepts (LegacyRecord.RECORD_OVERHEAD_V0); below it
+// the file cannot be framed any further.
+const minLogEntryLength = 14
+
+// logSource yields the batches of a segment file, framed as Kafka frames
+// them (base offset, then length), one buffer for all.
+type logSource struct {
+	r         io.Reader
+	name      string
+	topic     string
+	partition int32
+	pos       int64
+	n         int
+	buf       []byte
+}
+
+func newLogSource(r io.Reader, name, topic string, partition int32) *logSource {
+	return &logSource{r: r, name: name, topic: topic, partition: partition}
+}
+
+func (s *logSource) next() (item, error) {
+	// Base offset, length, partition leader epoch and magic: what Kafka's
+	// FileLogInputStream reads before it trusts the rest.
+	var head [headerSizeUpToMagic]byte
+	n, err := io.ReadFull(s.r, head[:])
+	switch {
+	case err == io.EOF:
+		return item{}, io.EOF
+	case err == io.ErrUnexpectedEOF:
+		return item{}, fmt.Errorf("--from-log %s: position %d: the file ends inside a batch header (%d of %d bytes)", s.name, s.pos, n, len(head))
+	case err != nil:
+		return item{}, fmt.Errorf("--from-log %s: position %d: %w", s.name, s.pos, err)
+	}
+	length := int32(binary.BigEndian.Uint32(head[8:]))
+	if length < minLogEntryLength {
+		return item{}, fmt.Errorf("--from-log %s: position %d: batch length %d is below the minimum %d: not a segment file, or corrupt here", s.name, s.pos, length, minLogEntryLength)
+	}
+	if magic := int8(head[headerSizeUpToMagic-1]); magic < 0 || magic > recordbatch.Magic {
+		return item{}, fmt.Errorf("--from-log %s: position %d: magic byte %d: not a record batch: not a segment file, or corrupt here", s.name, s.pos, magic)
+	}
+	s.n++
+	from := origin{batch: s.n, position: s.pos}
+	size := int64(length) + recordbatch.LogOverhead
+	if size > segment.DefaultMaxBatchBytes {
+		// Larger than any batch the store accepts: step over it rather
+		// than hold what the length field claims.
+		if _, err := io.CopyN(io.Discard, s.r, size-int64(len(head))); err != nil {
+			return item{}, s.shortBatch(size, err)
+		}
+		s.pos += size
+		return item{from: from, invalid: fmt.Sprintf("batch of %d bytes is larger than the store's limit of %d", size, segment.DefaultMaxBatchBytes)}, nil
+	}
+	if int64(cap(s.buf)) < size {
+		s.buf = make([]byte, size)
+	}
+	s.buf = s.buf[:size]
+	copy(s.buf, head[:])
+	if _, err := io.ReadFull(s.r, s.buf[len(head):]); err != nil {
+		return item{}, s.shortBatch(size, err)
+	}
+	s.pos += size
+	return item{from: from, topic: s.topic, partition: s.partition, batch: s.buf}, nil
+}
+
+func (s *logSource) shortBatch(size int64, err error) error {
+	if err == io.EOF || err == io.ErrUnexpectedEOF {
+		return fmt.Errorf("--from-log %s: position %d: the file ends inside a batch of %d bytes (a torn write?)", s.name, s.pos, size)
+	}
+	return fmt.Errorf("--from-log %s: position %d: %w", s.name, s.pos, err)
+}
+
+// --- replies ---
+
+// reply is one reply line. Its exported fields are the --json object.
+type reply struct {
+	from origin
+
+	Line     int    `json:"line,omitempty"`
+	Batch    int    `json:"batch,omitempty"`
+	Position *int64 `json:"position,omitempty"`
+	Outcome  string `json:"outcome"`
+	Base     *int64 `json:"base,omitempty"`
+	Last     *int64 `json:"last,omitempty"`
+	Reason   string `json:"reason,omitempty"`
+}
+
+func refusal(from origin, outcome, reason string) reply {
+	if reason == "" {
+		reason = "no reason given"
+	}
+	return reply{from: from, Outcome: outcome, Reason: reason}
+}
+
+// text is the reply line without its newline. An INVALID reply says
+// which line or batch of the input it refers to.
+func (r *reply) text() string {
+	switch r.Outcome {
+	case outcomeOK, outcomeDuplicate:
+		return fmt.Sprintf("%s base=%d last=%d", r.Outcome, *r.Base, *r.Last)
+	}
+	where := ""
+	if r.Outcome == outcomeInvalid {
+		switch {
+		case r.from.line > 0:
+			where = "line " + strconv.Itoa(r.from.line) + ": "
+		case r.from.batch > 0:
+			where = fmt.Sprintf("batch %d at position %d: ", r.from.batch, r.from.position)
+		}
+	}
+	return r.Outcome + " " + where + r.Reason
+}
+
+// replyWriter prints replies, each with one Write so that it reaches the
+// reader at once, and counts them.
+type replyWriter struct {
+	w       io.Writer
+	json    bool
+	total   int
+	refused int
+}
+
+func (rw *replyWriter) write(r reply) error {
+	rw.total++
+	if r.Outcome != outcomeOK && r.Outcome != outcomeDuplicate {
+		rw.refused++
+	}
+	var line []byte
+	if rw.json {
+		r.Line, r.Batch = r.from.line, r.from.batch
+		if r.from.batch > 0 {
+			r.Position = &r.from.position
+		}
+		b, err := json.Marshal(&r)
+		if err != nil {
+			return err
+		}
+		line = append(b, '\n')
+	} else {
+		line = []byte(r.text() + "\n")
+	}
+	if _, err := rw.w.Write(line); err != nil {
+		return fmt.Errorf("writing the reply: %w", err)
+	}
+	return nil
+}
+
+// --- refusal reasons ---
+
+// refusalReason is the reason text of a refused batch: the innermost
+// detail of err, without package prefixes and without the operation,
+// partition and store that wrapping adds. For INVALID it keeps the name
+// of the check that failed ("invalid control batch: a producer may not
+// send control batches"); for OUT_OF_ORDER and FENCED, whose outcome
+// word already names it, only the detail.
+func refusalReason(err error, outcome string) string {
+	detail, sentinel := innermostDetail(err)
+	if sentinel == nil {
+		return stripPackage(deepestLeaf(err).Error())
+	}
+	if outcome != outcomeInvalid || sentinel == logstore.ErrInvalidBatch {
+		return detail
+	}
+	return stripPackage(sentinel.Error()) + ": " + detail
+}
+
+// innermostDetail finds, deepest in err's tree, an error whose message is
+// that of an error it wraps directly and which wraps nothing (a sentinel),
+// followed by ": " and more: the "sentinel: detail" pair that said why.
+func innermostDetail(err error) (detail string, sentinel error) {
+	best := -1
+	var walk func(e error, depth int)
+	walk = func(e error, depth int) {
+		msg := e.Error()
+		for _, k := range unwrapAll(e) {
+			if len(unwrapAll(k)) == 0 && depth >= best {
+				if rest, ok := strings.CutPrefix(msg, k.Error()+": "); ok && rest != "" {
+					best, sentinel, detail = depth, k, rest
+				}
+			}
+			walk(k, depth+1)
+		}
+	}
+	walk(err, 0)
+	return detail, sentinel
+}
+
+// deepestLeaf follows the last wrapped error down to one that wraps
+// nothing.
+func deepestLeaf(err error) error {
+	for {
+		kids := unwrapAll(err)
+		if len(kids) == 0 {
+			return err
+		}
+		err = kids[len(kids)-1]
+	}
+}
+
+func unwrapAll(err error) []error {
+	switch u := err.(type) {
+	case interface{ Unwrap() []error }:
+		return u.Unwrap()
+	case interface{ Unwrap() error }:
+		if e := u.Unwrap(); e != nil {
+			return []error{e}
+		}
+	}
+	return nil
+}
+
+// stripPackage drops a leading "logstore: " or "logstore/<package>: ".
+func stripPackage(msg string) string {
+	rest, ok := strings.CutPrefix(msg, "logstore")
+	if !ok {
+		return msg
+	}
+	if pkg, after, ok := strings.Cut(rest, ": "); ok && (pkg == "" || isPackageSuffix(pkg)) {
+		return after
+	}
+	return msg
+}
+
+func isPackageSuffix(s string) bool {
+	if len(s) < 2 || s[0] != '/' {
+		return false
+	}
+	for _, c := range s[1:] {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
