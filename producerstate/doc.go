@@ -2,5 +2,97 @@
 // partition: per producer id its epoch and a window of its last 5
 // accepted batches, the checks that accept a batch or answer DUPLICATE,
 // OUT_OF_ORDER or FENCED, replay from the log, transactions and expiry.
-// It is pure and in memory: no I/O.
+// It is pure and in memory: no I/O, and no clock of its own (the caller
+// passes the current time).
+//
+// # Use
+//
+// For each batch a producer sends, after recordbatch's ValidateClient:
+//
+//	d := st.Check(b, now)          // decides; changes nothing
+//	switch d.Outcome {
+//	case producerstate.OK:
+//		b.SetBaseOffset(logEnd)    // append at the log end, then
+//		err = st.Apply(b)          // record it
+//	case producerstate.Duplicate:
+//		// answer d.DuplicateFirst, d.DuplicateLast; write nothing
+//	default:
+//		// refuse with d.Outcome and d.Reason; write nothing
+//	}
+//
+// At startup, FromSnapshot(cfg, snap) (or New(cfg) with SetMapEndOffset
+// at the log start) and then Apply for every batch of the log from the
+// snapshot's offset on, in order: Apply checks nothing, the log is the
+// truth. Snapshot returns the state to save, as of MapEndOffset.
+//
+// # The rules
+//
+// Per producer id, for a data batch with epoch e, base sequence s and last
+// sequence l, in this order (Check):
+//
+//  1. No producer id (negative): not checked.
+//  2. Unknown producer: s must be 0, else OUT_OF_ORDER. Unlike Kafka,
+//     this store does not take up a producer mid-stream.
+//  3. e older than the remembered epoch: FENCED.
+//  4. e newer: s must be 0, else OUT_OF_ORDER; Apply clears the window.
+//  5. Same epoch: a remembered batch with exactly (s, l) is DUPLICATE,
+//     answered with its original first and last offset. Otherwise s must
+//     be the newest remembered l + 1 (2147483647 + 1 is 0; 0 when nothing
+//     is remembered in this epoch), else OUT_OF_ORDER. A partial overlap
+//     or a retry older than the window is OUT_OF_ORDER.
+//  6. Kafka's transaction rule: a non-transactional batch while the
+//     producer's transaction is open is INVALID_TXN_STATE.
+//
+// The window holds the newest WindowSize (5) accepted batches of the
+// producer's current epoch, oldest first, as (first sequence, last
+// sequence, first offset, last offset, max timestamp); it is always one
+// run of consecutive sequences. A marker (COMMIT or ABORT) is checked by
+// CheckMarker as Kafka's appendEndTxnMarker does: an older producer epoch
+// or an older coordinator epoch is FENCED.
+//
+// # Transactions
+//
+// The first transactional batch of a producer with no open transaction
+// opens one at its base offset (Entry.TxnFirstOffset); a COMMIT or ABORT
+// marker closes it, sets the coordinator epoch and moves the producer to
+// the marker's epoch, clearing the window when that differs. A control
+// batch with no records changes nothing.
+//
+// # Expiry and the cap
+//
+// A producer with no open transaction expires when the current time is
+// at least Config.ExpireAfter (one day in DefaultConfig; 0 turns expiry
+// off) after its LastTimestamp, the max timestamp of its newest batch or
+// the timestamp of its newest marker: a record timestamp, as in Kafka. Check judges an
+// expired producer unknown at once; ExpireProducers removes expired
+// producers from memory. Config.MaxProducers caps the producers: when
+// Apply adds one beyond the cap, it forgets the longest-idle ones (lowest
+// LastTimestamp, then lowest id) that have no open transaction. A
+// forgotten producer is unknown again, so its next batch must start at
+// sequence 0.
+//
+// Note that since an unknown producer must start at sequence 0, a
+// producer whose record timestamps lag the clock by more than ExpireAfter
+// (a skewed client clock, or batches without timestamps, whose max
+// timestamp is -1) is judged expired before each batch: it can write only
+// batches that start at sequence 0, and a retry of such a batch is not
+// recognised as a duplicate. Such producers need ExpireAfter 0, or batches
+// stamped with LogAppendTime.
+//
+// # Invariants
+//
+//   - Check and CheckMarker never change the state; only Apply,
+//     ExpireProducers and SetMapEndOffset do.
+//   - Apply is a function of the state and the batch alone, so the state
+//     after FromSnapshot(Snapshot()) plus the batches after it equals the
+//     state after replaying the whole log from empty (State.Equal). Time
+//     enters only through ExpireProducers, which a restart also runs.
+//   - A retry of any of a producer's last 5 batches, in the same epoch,
+//     with no newer epoch since and the producer not expired, is
+//     DUPLICATE with its original offsets, before and after a snapshot
+//     and restart.
+//   - Apply never fails on a log that Kafka or logstore wrote; its only
+//     error is a marker record that does not decode.
+//
+// A State is not safe for concurrent use; the caller serialises.
 package producerstate
