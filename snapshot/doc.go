@@ -1,7 +1,108 @@
-// Package snapshot will store producer-state snapshots in bbolt, one per
-// offset, each with a format version and a checksum, and read and write
-// Kafka's own <offset>.snapshot files.
+// Package snapshot keeps a partition's producer-state snapshots, one per
+// offset, in a bbolt file, and reads and writes Kafka's own
+// <offset>.snapshot files. It knows nothing of segments: the caller says
+// which offsets to save, load and delete.
 //
-// Not implemented yet: this package is a placeholder in the layout, and
-// exports nothing. It knows nothing of segments.
+// # The bbolt store
+//
+//	<partition dir>/producer-snapshots.db
+//
+// One bucket, "producer-snapshots". A key is the snapshot's offset (the
+// offset of the first batch the state does not include, Kafka's map end
+// offset) as 8 bytes big-endian, so a cursor walks snapshots in offset
+// order. A value is one whole producerstate.Snapshot:
+//
+//	offset  size  field
+//	0       2     format version, uint16 big-endian = 1
+//	2       4     CRC-32C (Castagnoli) of bytes [6, end), uint32 big-endian
+//	6       uv    snapshot offset (equals the key)
+//	        uv    producer count n
+//	        n ×   producer, in ascending producer id order:
+//	              pid   producer id: the first as vi, every later one as
+//	                    uv of (id − previous id), at least 1
+//	              vi    epoch (fits int16)
+//	              vi    coordinator epoch (fits int32)
+//	              vi    first offset of the open transaction, -1 = none
+//	              vi    last timestamp
+//	              1     window length k, 0..5 (producerstate.WindowSize)
+//	              k ×   batch, oldest first (b = this batch, p = the one
+//	                    before it; the first batch has no p):
+//	                    vi  first seq: the first batch's as is, later ones
+//	                        as int32(b.FirstSeq − p.LastSeq − 1)
+//	                    vi  int32(b.LastSeq − b.FirstSeq)
+//	                    vi  first offset: the first batch's as is, later
+//	                        ones as b.FirstOffset − p.LastOffset − 1
+//	                    vi  b.LastOffset − b.FirstOffset
+//	                    vi  timestamp − (the producer's last timestamp for
+//	                        the first batch, p.Timestamp for later ones)
+//
+// uv is an unsigned LEB128 varint and vi a zigzag varint
+// (encoding/binary's Uvarint and Varint). Differences are taken with
+// wrapping arithmetic, int32 for sequences and int64 for the rest, and
+// added back the same way, so any value round-trips exactly, sequence
+// wrap (2147483647 then 0) and negative or extreme values included, while
+// ordinary windows (consecutive sequences and offsets, close timestamps)
+// cost a byte or two per field. A producer with a full window is about
+// 50 bytes instead of the 191 a fixed-width layout takes.
+//
+// These layouts are part of the on-disk format: a change needs a new
+// format version.
+//
+// # Invariants
+//
+//   - Decoding trusts nothing. It checks the version, then the CRC, then
+//     every field; it rejects a varint longer than its minimal encoding,
+//     a value out of its field's range, a window longer than 5, producer
+//     ids not strictly ascending, an offset that is not the key, and
+//     trailing bytes, so the encoding is canonical: a value that decodes
+//     re-encodes to the same bytes. Nothing is allocated from a count
+//     before the count is checked against the bytes left, so a value
+//     never makes the decoder allocate more than a small multiple of its
+//     own length.
+//   - Errors from decoding are *DecodeError (the key, the byte position)
+//     and wrap ErrCorrupt or ErrVersion.
+//   - Save writes a snapshot in one bbolt transaction, synced before it
+//     returns (bbolt fdatasyncs the file on commit); saving the same
+//     offset again replaces it. Save refuses a snapshot it could not read
+//     back (ErrInvalidSnapshot): a negative offset, producers out of
+//     order, a window longer than 5.
+//   - LoadLatest returns the newest snapshot at or below an offset that
+//     passes its checks. Like Kafka, it deletes every newer one that does
+//     not, reports each in skipped, and tries the next older; when none
+//     is left the caller replays the whole log.
+//   - Open never blocks startup on a bad file. When bbolt cannot use
+//     producer-snapshots.db at all (not a bbolt file, both meta pages
+//     bad, truncated below its high-water mark, pages or a freelist bbolt
+//     panics on, keys that are not snapshot offsets),
+//     the file is renamed to producer-snapshots.db.corrupt-<unix nanos>,
+//     the directory is synced, OpenReport says so, and a fresh, empty db
+//     is created. A file that is merely locked by another process (bbolt
+//     fails after Options.Timeout) or that the OS refuses to open is
+//     an error and is left alone.
+//   - Creating the db file, and setting one aside, is followed by an
+//     fsync of the directory (bbolt never syncs the directory).
+//   - A failed commit poisons the Store: the page cache may hold writes
+//     the disk does not, so every later call returns ErrPoisoned.
+//   - A panic inside bbolt on a damaged page is recovered and returned
+//     as ErrCorrupt, never passed on to the caller.
+//
+// # Kafka's <offset>.snapshot files
+//
+// ReadKafka and AppendKafka read and write Kafka's format byte for byte
+// (all big-endian):
+//
+//	offset  size  field
+//	0       2     version int16 = 1
+//	2       4     CRC-32C of bytes [6, end of file), uint32
+//	6       4     entry count int32
+//	10      46·n  entries: ProducerId int64, Epoch int16, LastSequence
+//	              int32, LastOffset int64, OffsetDelta int32, Timestamp
+//	              int64, CoordinatorEpoch int32, CurrentTxnFirstOffset
+//	              int64 (-1 = none)
+//
+// The file is named by KafkaSnapshotName: the offset in 20 zero-padded
+// digits and ".snapshot". Kafka keeps only each producer's newest batch;
+// KafkaEntry.Entry and KafkaEntryOf convert as Kafka does. A file Kafka
+// would refuse gives a *KafkaSnapshotError whose Error() is Kafka's own
+// CorruptSnapshotException message, word for word.
 package snapshot
