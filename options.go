@@ -2,6 +2,7 @@ package logstore
 
 import (
 	"fmt"
+	"github.com/logstore/logstore/producerstate"
 	"time"
 
 	"github.com/logstore/logstore/segment"
@@ -93,6 +94,27 @@ type Options struct {
 	// segment and index sizes, retention, clock. Leave OnRoll nil: the
 	// partition sets it, to save producer state whenever a segment rolls.
 	Segment segment.Config
+
+	// ProducerExpiry is how long a producer may stay idle (judged on its
+	// newest batch timestamp against the clock, as Kafka judges it)
+	// before the partition forgets it. Zero means
+	// producerstate.DefaultExpireAfter (1 day); a negative value turns
+	// expiry off, which matters when opening old data.
+	ProducerExpiry time.Duration
+
+	// MaxProducers caps the producers a partition remembers; past it the
+	// longest-idle one without an open transaction is forgotten. Zero:
+	// no cap.
+	MaxProducers int
+}
+
+// producerConfig is the producer-state configuration o gives.
+func (o Options) producerConfig() producerstate.Config {
+	c := producerstate.Config{ExpireAfter: o.ProducerExpiry, MaxProducers: o.MaxProducers}
+	if c.ExpireAfter == 0 {
+		c.ExpireAfter = producerstate.DefaultExpireAfter
+	}
+	return c
 }
 
 // withDefaults checks o and fills in its defaults.

@@ -3,6 +3,8 @@ package logstore
 import (
 	"errors"
 	"fmt"
+	"github.com/logstore/logstore/producerstate"
+	"github.com/logstore/logstore/snapshot"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,13 +23,17 @@ type AppendResult struct {
 	Duplicate bool
 }
 
-// Partition is one partition of a Store: its segment log, and (in the
-// next step) its producer state. It is safe for concurrent use.
+// Partition is one partition of a Store: its segment log, its producer
+// state, and the snapshots of that state. It is safe for concurrent use.
 type Partition struct {
 	id       PartitionID
 	store    *Store
 	log      *segment.Log
 	recovery segment.RecoveryReport
+	startup  StartupReport
+	state    *producerstate.State // guarded by appendMu
+	snaps    *snapshot.Store
+	now      func() time.Time
 	mode     SyncMode
 	maxBatch int // the largest batch accepted, as the log's MaxBatchBytes
 
@@ -67,11 +73,18 @@ func openPartition(s *Store, id PartitionID, pdir string) (*Partition, error) {
 	}
 	cfg := s.opts.Segment
 	cfg.OnRoll = p.onRoll
+	p.now = cfg.Now
+	if p.now == nil {
+		p.now = time.Now
+	}
 	log, report, err := segment.Open(pdir, cfg)
 	if err != nil {
 		return nil, err
 	}
 	p.log, p.recovery = log, report
+	if err := p.loadProducerState(pdir); err != nil {
+		return nil, errors.Join(err, log.Close(), p.closeSnapshots())
+	}
 	// Open syncs everything it finds or recovers.
 	p.durable.Store(log.EndOffset())
 	if d := p.mode.Interval(); d > 0 {
@@ -148,8 +161,6 @@ func (p *Partition) appendChecked(b recordbatch.Batch) (AppendResult, error) {
 	p.appendMu.Lock()
 	defer p.appendMu.Unlock()
 
-	// PRODUCER-STATE HOOK: the producer checks decide here, before
-	// anything touches the log.
 	dup, isDup, err := p.checkProducer(b)
 	if err != nil {
 		return AppendResult{}, err
@@ -168,30 +179,47 @@ func (p *Partition) appendChecked(b recordbatch.Batch) (AppendResult, error) {
 	if err != nil {
 		return AppendResult{}, err
 	}
-	// PRODUCER-STATE HOOK: the accepted batch updates the producer state
-	// here, with info's offsets, still under appendMu.
+	// The batch is in the log at its offsets: the state follows it.
+	if err := p.state.Apply(b); err != nil {
+		return AppendResult{}, err
+	}
 	return AppendResult{BaseOffset: info.BaseOffset, LastOffset: info.LastOffset}, nil
 }
 
-// checkProducer is where the producer-state checks of the next step go
-// (see DESIGN.md, "Producer checks"): a batch with a producer id is
-// checked against the partition's producer state. It returns the first
-// copy's offsets and true for a DUPLICATE, an error for OUT_OF_ORDER or
-// FENCED, and nothing for a batch to write. Today there is no producer
-// state: every batch is written.
+// checkProducer decides on a batch against the producer state (see
+// DESIGN.md, "Producer checks") before anything touches the log: the
+// first copy's offsets and true for a DUPLICATE, an error wrapping
+// ErrOutOfOrder, ErrFenced or ErrInvalidBatch for a refusal, and nothing
+// for a batch to write. The caller holds appendMu.
 func (p *Partition) checkProducer(b recordbatch.Batch) (dup AppendResult, isDup bool, err error) {
-	return AppendResult{}, false, nil
+	d := p.state.Check(b, p.now())
+	switch d.Outcome {
+	case producerstate.OK:
+		return AppendResult{}, false, nil
+	case producerstate.Duplicate:
+		return AppendResult{BaseOffset: d.DuplicateFirst, LastOffset: d.DuplicateLast, Duplicate: true}, true, nil
+	case producerstate.OutOfOrder:
+		return AppendResult{}, false, fmt.Errorf("%w: %s", ErrOutOfOrder, d.Reason)
+	case producerstate.Fenced:
+		return AppendResult{}, false, fmt.Errorf("%w: %s", ErrFenced, d.Reason)
+	default: // InvalidTxnState, Invalid
+		return AppendResult{}, false, fmt.Errorf("%w: %s: %s", ErrInvalidBatch, d.Outcome, d.Reason)
+	}
 }
 
 // onRoll is the log's Config.OnRoll. The log calls it after a roll and
 // before it writes the batch that caused it, inside Append and so under
-// appendMu: the producer state is then exactly the state as of newBase.
-// It will save that state as a snapshot keyed by newBase (the
-// producer-state step); today there is no producer state, so it does
-// nothing. It runs while the log holds its lock: it must not call the
-// log's methods.
+// appendMu: the producer state is then exactly the state as of newBase,
+// and it is saved as the snapshot keyed by newBase (after dropping
+// expired producers). It runs while the log holds its lock: it must not
+// call the log's methods.
 func (p *Partition) onRoll(newBase int64) error {
-	return nil
+	p.state.ExpireProducers(p.now())
+	snap := p.state.Snapshot()
+	if snap.Offset != newBase {
+		return fmt.Errorf("logstore: producer state is as of offset %d, the new segment starts at %d", snap.Offset, newBase)
+	}
+	return p.snaps.Save(snap)
 }
 
 // waitDurable returns once the log is durable below end: group commit.
@@ -291,7 +319,9 @@ func (p *Partition) Close() error {
 		close(p.stopSync)
 		<-p.syncDone
 	}
-	err := p.log.Close()
+	err := p.saveCloseSnapshot()
+	err = errors.Join(err, p.log.Close())
+	err = errors.Join(err, p.closeSnapshots())
 	if err == nil {
 		// A poisoned log closes without its clean mark, and says nothing;
 		// the partition says why the next open will recover.
@@ -309,4 +339,95 @@ func (p *Partition) Close() error {
 // wrap names the operation, the partition and the store in err.
 func (p *Partition) wrap(op string, err error) error {
 	return fmt.Errorf("logstore: %s (partition %s, store %s): %w", op, p.id, p.store.dir, err)
+}
+
+// StartupReport says how the producer state was rebuilt at open.
+type StartupReport struct {
+	Snapshots        snapshot.OpenReport        // the snapshot db: created, or set aside
+	SnapshotOffset   int64                      // offset of the snapshot loaded, -1 for none
+	SkippedSnapshots []snapshot.SkippedSnapshot // corrupt snapshots skipped (and deleted)
+	DeletedAbove     int                        // snapshots above the log end removed
+	ReplayedBatches  int                        // batches replayed after the snapshot
+	Producers        int                        // producers known after the replay
+}
+
+// Startup reports how the producer state was rebuilt at open.
+func (p *Partition) Startup() StartupReport { return p.startup }
+
+// loadProducerState rebuilds the producer state after the log's
+// recovery: snapshots above the recovered log end are deleted (and those
+// below the log start pruned), the newest good snapshot is loaded, and
+// the batches after it are replayed without checks (the log is the
+// truth). Without a usable snapshot, as in a directory Kafka wrote, the
+// whole log is replayed.
+func (p *Partition) loadProducerState(pdir string) error {
+	snaps, rep, err := snapshot.Open(pdir, snapshot.Options{})
+	if err != nil {
+		return err
+	}
+	p.snaps = snaps
+	p.startup = StartupReport{Snapshots: rep, SnapshotOffset: -1}
+	start, end := p.log.StartOffset(), p.log.EndOffset()
+	if p.startup.DeletedAbove, err = snaps.DeleteAbove(end); err != nil {
+		return err
+	}
+	if _, err := snaps.DeleteBelow(start); err != nil {
+		return err
+	}
+	cfg := p.store.opts.producerConfig()
+	snap, skipped, ok, err := snaps.LoadLatest(end)
+	if err != nil {
+		return err
+	}
+	p.startup.SkippedSnapshots = skipped
+	from := start
+	if ok && snap.Offset >= start {
+		p.state = producerstate.FromSnapshot(cfg, snap)
+		p.startup.SnapshotOffset = snap.Offset
+		from = snap.Offset
+	} else {
+		p.state = producerstate.New(cfg)
+		p.state.SetMapEndOffset(start)
+	}
+	err = p.log.Batches(from, func(b recordbatch.Batch) error {
+		if b.LastOffset() < from {
+			return nil
+		}
+		p.startup.ReplayedBatches++
+		return p.state.Apply(b)
+	})
+	if err != nil {
+		return fmt.Errorf("logstore: replaying producer state from offset %d: %w", from, err)
+	}
+	p.state.SetMapEndOffset(end)
+	p.state.ExpireProducers(p.now())
+	p.startup.Producers = p.state.Len()
+	return nil
+}
+
+// saveCloseSnapshot saves the producer state at the log end, so the next
+// open replays nothing. A poisoned log saves nothing: its end may not be
+// durable.
+func (p *Partition) saveCloseSnapshot() error {
+	if p.log.Err() != nil || p.snaps == nil {
+		return nil
+	}
+	p.appendMu.Lock()
+	defer p.appendMu.Unlock()
+	return p.snaps.Save(p.state.Snapshot())
+}
+
+func (p *Partition) closeSnapshots() error {
+	if p.snaps == nil {
+		return nil
+	}
+	return p.snaps.Close()
+}
+
+// ProducerSnapshot returns a copy of the partition's producer state, as
+// of its log end.
+func (p *Partition) ProducerSnapshot() producerstate.Snapshot {
+	p.appendMu.Lock()
+	defer p.appendMu.Unlock()
+	return p.state.Snapshot()
 }
