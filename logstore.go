@@ -11,10 +11,18 @@
 //	    00000000000000000000.log
 //	    00000000000000000000.index
 //	    00000000000000000000.timeindex
+//	    logstore.checkpoint      log start, recovery point, clean-shutdown mark
+//	    producer-snapshots.db    bbolt: producer state per segment base offset
 //
 // A Partition appends client batches (checked with
-// recordbatch.Batch.ValidateClient; a refused batch writes nothing) and
-// reads them back. Topic names follow Kafka's rules, and every name is
+// recordbatch.Batch.ValidateClient, then by the producer rules of package
+// producerstate; a refused batch writes nothing, a duplicate is answered
+// with the first copy's offsets) and reads them back. On every segment
+// roll it saves the producer state as of the new segment's base offset as
+// a snapshot, and at a clean close one at the log end; at open it deletes
+// snapshots above the recovered log end, loads the newest good one and
+// replays the batches after it, so the state equals a full replay of the
+// log. Topic names follow Kafka's rules, and every name is
 // checked before any file is touched, so no name reaches outside DIR.
 //
 // # Invariants

@@ -1,0 +1,69 @@
+package logstore_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/logstore/logstore"
+	"github.com/logstore/logstore/recordbatch"
+	"github.com/logstore/logstore/segment"
+)
+
+// BenchmarkAppendRoll measures what a roll costs an append: every append
+// of rolls=every starts a new segment (so it seals and syncs the old one
+// and saves the producer state of the partition's 10,000 producers to
+// bbolt), beside the same appends without rolls. sync=never, so the
+// difference is the roll itself.
+func BenchmarkAppendRoll(b *testing.B) {
+	for _, every := range []bool{false, true} {
+		b.Run(fmt.Sprintf("producers=10000/rolls=%s", map[bool]string{false: "none", true: "every"}[every]), func(b *testing.B) {
+			// 10,000 producers, written with large segments; then reopened
+			// with the segment size under test.
+			dir := b.TempDir()
+			s, err := logstore.Open(dir, logstore.Options{Sync: logstore.SyncNever})
+			if err != nil {
+				b.Fatal(err)
+			}
+			p, err := s.Partition("bench", 0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			seq := make([]int32, 10000)
+			for pid := range seq {
+				if _, err := p.Append(producerBatch(int64(pid), 0, 0, 1, recent)); err != nil {
+					b.Fatal(err)
+				}
+				seq[pid] = 1
+			}
+			if err := s.Close(); err != nil {
+				b.Fatal(err)
+			}
+			segBytes := int64(1 << 30)
+			if every {
+				segBytes = 200
+			}
+			s, err = logstore.Open(dir, logstore.Options{Sync: logstore.SyncNever, Segment: segment.Config{SegmentBytes: segBytes}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			if p, err = s.Partition("bench", 0); err != nil {
+				b.Fatal(err)
+			}
+			batches := make([][]byte, len(seq))
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				pid := i % len(seq)
+				b.StopTimer()
+				batches[pid] = producerBatch(int64(pid), 0, seq[pid], 1, recent)
+				b.StartTimer()
+				if _, err := p.Append(batches[pid]); err != nil {
+					b.Fatal(err)
+				}
+				seq[pid] = recordbatch.IncrementSequence(seq[pid], 1)
+				i++
+			}
+		})
+	}
+}
