@@ -1,12 +1,10 @@
 package segment
 
 import (
-	"errors"
+	"github.com/logstore/logstore/internal/fileutil"
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
-	"syscall"
 )
 
 // FS is every file operation the segment layer performs. OS is the real
@@ -69,25 +67,7 @@ func (osFS) ReadDir(dir string) ([]string, error) {
 	return names, nil
 }
 
-func (osFS) SyncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	// Some filesystems cannot sync a directory; that is not a failure of
-	// durability we could do anything about.
-	if errors.Is(err, syscall.EINVAL) {
-		err = nil
-	}
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return &fs.PathError{Op: "syncdir", Path: filepath.Clean(dir), Err: err}
-	}
-	return nil
-}
+func (osFS) SyncDir(dir string) error { return fileutil.SyncDir(dir) }
 
 type osFile struct{ f *os.File }
 

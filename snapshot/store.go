@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/logstore/logstore/internal/fileutil"
 	"io/fs"
 	"math"
 	"os"
@@ -127,7 +128,7 @@ func Open(dir string, opts Options) (*Store, OpenReport, error) {
 		if err := os.Rename(path, aside); err != nil {
 			return fmt.Errorf("logstore/snapshot: setting aside unusable %s (%v): %w", path, cause, err)
 		}
-		if err := syncDir(dir); err != nil {
+		if err := fileutil.SyncDir(dir); err != nil {
 			return fmt.Errorf("logstore/snapshot: after setting aside %s: %w", path, err)
 		}
 		rep.SetAside, rep.Cause = aside, cause
@@ -186,7 +187,7 @@ func Open(dir string, opts Options) (*Store, OpenReport, error) {
 	// durable with its directory entry.
 	if err == nil && (!exists || info.Size() == 0) {
 		rep.Created = true
-		err = syncDir(dir)
+		err = fileutil.SyncDir(dir)
 	}
 	if err != nil {
 		_ = db.Close() // the open already failed; its error is the one to return
