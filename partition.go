@@ -183,6 +183,14 @@ func (p *Partition) appendChecked(b recordbatch.Batch) (AppendResult, error) {
 	if err := p.state.Apply(b); err != nil {
 		return AppendResult{}, err
 	}
+	if info.Rolled {
+		// A roll may have let retention delete segments: their snapshots
+		// go too. (A failure here is reported; a retry of the batch is
+		// then answered as a DUPLICATE with these offsets.)
+		if _, err := p.snaps.DeleteBelow(p.log.StartOffset()); err != nil {
+			return AppendResult{}, err
+		}
+	}
 	return AppendResult{BaseOffset: info.BaseOffset, LastOffset: info.LastOffset}, nil
 }
 

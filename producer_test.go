@@ -365,3 +365,35 @@ func copyDir(t *testing.T, from, to string) {
 		t.Fatal(err)
 	}
 }
+
+// TestSnapshotsPrunedByRetention: when retention deletes segments, the
+// snapshots below the new log start go with them.
+func TestSnapshotsPrunedByRetention(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir, logstore.Options{Sync: logstore.SyncNever, Segment: segment.Config{SegmentBytes: 600, RetentionBytes: 1500}})
+	p := openPartition(t, s, "ret", 0)
+	for i := range 40 {
+		if _, err := p.Append(producerBatch(3, 0, int32(i), 1, recent)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := p.StartOffset()
+	if start == 0 {
+		t.Fatal("retention deleted nothing")
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	snaps, _, err := snapshot.Open(filepath.Join(dir, "ret-0"), snapshot.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer snaps.Close()
+	offsets, err := snaps.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(offsets) == 0 || offsets[0] < start {
+		t.Fatalf("snapshots %v with log start %d", offsets, start)
+	}
+}
