@@ -4,17 +4,26 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/logstore/logstore/internal/testutil"
+	"github.com/logstore/logstore/producerstate"
 	"github.com/logstore/logstore/recordbatch"
+	"github.com/logstore/logstore/snapshot"
 )
 
 // runCLI runs the real root command, as main does, and returns what it
@@ -68,75 +77,13 @@ func splitStreams(lines []string, userDir string) (stdout, stderr string) {
 	return out.String(), errb.String()
 }
 
-// logPart keeps the leading lines of a section that a .log dump prints;
-// the "corrupted byte in batch 0" section goes on with other files.
-func logPart(lines []string) []string {
-	for i, l := range lines {
-		isLog := (i == 0 && strings.HasPrefix(l, "Dumping ")) || strings.HasPrefix(l, "Log starting offset: ") ||
-			strings.HasPrefix(l, "baseOffset: ") || strings.HasPrefix(l, "| ") || strings.HasPrefix(l, "Found ")
-		if !isLog {
-			return lines[:i]
-		}
-	}
-	return lines
-}
-
-// chdirGolden makes kafka-golden the working directory, so that the files
-// can be named as the golden output names them, and returns the absolute
-// working directory as the JVM would see it (user.dir).
+// chdirGolden copies kafka-golden's fixtures into a temporary directory
+// and makes it the working directory, so that the files can be named as
+// the golden output names them, and returns the absolute working
+// directory as the JVM would see it (user.dir).
 func chdirGolden(t *testing.T) string {
 	t.Helper()
-	t.Chdir(goldenDir(t))
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if real, err := filepath.EvalSymlinks(wd); err == nil {
-		wd = real
-	}
-	return wd
-}
-
-func TestDumpGolden(t *testing.T) {
-	sections := goldenSections(t)
-	userDir := chdirGolden(t)
-	const foo = "foo-0/00000000000000000000.log"
-	const torn = "torn-0/00000000000000000000.log"
-	tests := []struct {
-		section string
-		args    []string
-		logOnly bool // compare only the .log part of the section
-	}{
-		{"dump (no options besides --files)", []string{"--files", foo}, false},
-		{"dump --deep-iteration", []string{"--deep-iteration", "--files", foo}, false},
-		{"dump --print-data-log", []string{"--print-data-log", "--files", foo}, false},
-		{"dump --print-data-log --skip-record-metadata", []string{"--print-data-log", "--skip-record-metadata", "--files", foo}, false},
-		{"torn tail dump (last batch cut in half)", []string{"--files", torn}, false},
-		{"torn tail dump with --max-bytes 200", []string{"--max-bytes", "200", "--files", torn}, false},
-		{"corrupted byte in batch 0", []string{"--files", "crc-0/00000000000000000000.log"}, true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.section, func(t *testing.T) {
-			lines, ok := sections[tt.section]
-			if !ok {
-				t.Fatalf("golden-output.txt has no section %q", tt.section)
-			}
-			if tt.logOnly {
-				lines = logPart(lines)
-			}
-			wantOut, wantErr := splitStreams(lines, userDir)
-			out, errOut, code := runCLI(t, append([]string{"dump"}, tt.args...)...)
-			if code != 0 {
-				t.Fatalf("exit %d, stderr:\n%s", code, errOut)
-			}
-			if out != wantOut {
-				t.Errorf("stdout differs from the golden output\n%s", lineDiff(wantOut, out))
-			}
-			if errOut != wantErr {
-				t.Errorf("stderr differs from the golden output\n%s", lineDiff(wantErr, errOut))
-			}
-		})
-	}
+	return copyGoldenFixtures(t)
 }
 
 // lineDiff shows the first differing line of two outputs.
@@ -240,12 +187,14 @@ func TestDumpRefused(t *testing.T) {
 	}{
 		{[]string{}, `logstore dump: Missing required argument "[files]"`},
 		{[]string{"--deep-iteration"}, `Missing required argument "[files]"`},
-		{[]string{"--files", log + ",foo-0/00000000000000000000.index"}, ".index files are not supported yet: foo-0/00000000000000000000.index"},
-		{[]string{"--files", "foo-0/00000000000000000000.timeindex"}, ".timeindex files are not supported yet"},
-		{[]string{"--files", "foo-0/00000000000000000021.snapshot"}, ".snapshot files are not supported yet"},
-		{[]string{"--files", "foo-0/00000000000000000000.txnindex"}, ".txnindex files are not supported yet"},
-		{[]string{"--files", "00000000000000007201-0000000001.checkpoint"}, ".checkpoint files (KRaft snapshots) are not supported yet"},
-		{[]string{"--files", "foo-0"}, `"foo-0": the file name has no suffix`},
+		{[]string{"--files", log + ",00000000000000007201-0000000001.checkpoint"}, ".checkpoint files (KRaft snapshots) are not supported yet"},
+		{[]string{"--files", "no-suffix"}, `"no-suffix": the file name has no suffix`},
+		{[]string{"--files", "foo-0/x.index"}, "foo-0/x.index: the file name does not start with an offset"},
+		{[]string{"--files", "foo-0/.timeindex"}, "foo-0/.timeindex: the file name does not start with an offset"},
+		{[]string{"--files", "foo-0/abc.txnindex"}, "foo-0/abc.txnindex: the file name does not start with an offset"},
+		{[]string{"--key-decoder", "rot13", "--files", log}, `--key-decoder "rot13": want string, hex or base64`},
+		{[]string{"--value-decoder", "", "--files", log}, `--value-decoder "": want string, hex or base64`},
+		{[]string{"--key-decoder", "hex", "--key-decoder-class=" + stringDecoderClass, "--files", log}, "--key-decoder hex and --key-decoder-class: give one of them"},
 		{[]string{"--files", ""}, `"": the file name has no suffix`},
 		{[]string{"--files", "foo-0/abc.log"}, "foo-0/abc.log: the file name does not start with an offset"},
 		{[]string{"--offsets-decoder", "--files", log}, "--offsets-decoder is not supported yet"},
@@ -763,4 +712,734 @@ func BenchmarkDump(b *testing.B) {
 			}
 		})
 	}
+}
+
+// offsetIndexBytes encodes .index entries (offset, position) of a segment
+// at base.
+func offsetIndexBytes(base int64, entries [][2]int64) []byte {
+	var out []byte
+	for _, e := range entries {
+		out = binary.BigEndian.AppendUint32(out, uint32(e[0]-base))
+		out = binary.BigEndian.AppendUint32(out, uint32(e[1]))
+	}
+	return out
+}
+
+// timeIndexBytes encodes .timeindex entries (timestamp, offset) of a
+// segment at base.
+func timeIndexBytes(base int64, entries [][2]int64) []byte {
+	var out []byte
+	for _, e := range entries {
+		out = binary.BigEndian.AppendUint64(out, uint64(e[0]))
+		out = binary.BigEndian.AppendUint32(out, uint32(e[1]-base))
+	}
+	return out
+}
+
+// writeSnapshotDB writes dir/producer-snapshots.db with snapshots at
+// offsets 0 (no producer), 21 (four producers: an empty window, a window
+// across the sequence wrap, a transactional producer, and a full window
+// with an open transaction) and 40, and at 30 a value whose CRC fails.
+func writeSnapshotDB(t testing.TB, dir string) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const T = 1700000000000
+	full := make([]producerstate.BatchMeta, producerstate.WindowSize)
+	for i := range full {
+		full[i] = producerstate.BatchMeta{FirstSeq: int32(10 * i), LastSeq: int32(10*i + 9), FirstOffset: int64(100 + 10*i), LastOffset: int64(109 + 10*i), Timestamp: T + int64(i)}
+	}
+	snaps := []producerstate.Snapshot{
+		{Offset: 0},
+		{Offset: 21, Producers: []producerstate.Entry{
+			{ProducerID: 5, Epoch: 1, CoordinatorEpoch: 2, TxnFirstOffset: -1, LastTimestamp: T + 16},
+			{ProducerID: 7, Epoch: 0, CoordinatorEpoch: -1, TxnFirstOffset: -1, LastTimestamp: T + 13,
+				Batches: []producerstate.BatchMeta{{FirstSeq: 2147483646, LastSeq: 0, FirstOffset: 11, LastOffset: 13, Timestamp: T + 13}}},
+			{ProducerID: 98323, Epoch: 99, CoordinatorEpoch: 100, TxnFirstOffset: -1, LastTimestamp: T + 9,
+				Batches: []producerstate.BatchMeta{{FirstSeq: 266, LastSeq: 267, FirstOffset: 8, LastOffset: 9, Timestamp: T + 9}}},
+			{ProducerID: 29342342, Epoch: 15, CoordinatorEpoch: 3, TxnFirstOffset: 100, LastTimestamp: T + 4, Batches: full},
+		}},
+		{Offset: 40, Producers: []producerstate.Entry{
+			{ProducerID: 7, Epoch: 1, CoordinatorEpoch: -1, TxnFirstOffset: -1, LastTimestamp: T + 40,
+				Batches: []producerstate.BatchMeta{{FirstSeq: 0, LastSeq: 0, FirstOffset: 39, LastOffset: 39, Timestamp: T + 40}}},
+		}},
+	}
+	st, _, err := snapshot.Open(dir, snapshot.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range snaps {
+		if err := st.Save(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	bad, err := snapshot.AppendValue(nil, producerstate.Snapshot{Offset: 30, Producers: snaps[1].Producers[:1]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad[len(bad)-1] ^= 0xff
+	db, err := bolt.Open(filepath.Join(dir, snapshot.FileName), 0o644, &bolt.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket([]byte("producer-snapshots")).Put(binary.BigEndian.AppendUint64(nil, 30), bad)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// binaryLog builds a segment whose keys, values and headers are not plain
+// text: malformed UTF-8, an encoded surrogate, control characters, JSON
+// specials, an empty value, a null header value.
+func binaryLog(t testing.TB) []byte {
+	t.Helper()
+	b := recordbatch.NewBuilder(0)
+	recs := []struct {
+		key, value []byte
+		headers    []recordbatch.RecordHeader
+	}{
+		{[]byte{0xff, 'a', 0xc3}, []byte("quote\" backslash\\ tab\t bell\x07 e-acute \xc3\xa9"),
+			[]recordbatch.RecordHeader{{Key: []byte("h\xff"), Value: []byte{0, 1, 0xfe}}, {Key: []byte("n"), Value: nil}}},
+		{nil, []byte{}, nil},
+		{[]byte("\xed\xa0\x80"), []byte("\xf0\x9f\x98\x80 ok"), []recordbatch.RecordHeader{{Key: []byte(""), Value: []byte("")}}},
+	}
+	for i, r := range recs {
+		if err := b.Append(1700000000000+int64(i), r.key, r.value, r.headers); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := b.AppendTo(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// indexFixture writes, in a new directory, a segment at base 0 made of
+// the golden foo-0 log, with the index, time index and txnindex files
+// given (nil: not written), and returns the directory.
+func indexFixture(t *testing.T, index, timeIndex, txnIndex []byte) string {
+	t.Helper()
+	dir := t.TempDir()
+	log, err := os.ReadFile(filepath.Join(goldenDir(t), "foo-0", "00000000000000000000.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []struct {
+		suffix string
+		data   []byte
+	}{{".log", log}, {".index", index}, {".timeindex", timeIndex}, {".txnindex", txnIndex}} {
+		if f.data != nil {
+			if err := os.WriteFile(filepath.Join(dir, "00000000000000000000"+f.suffix), f.data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return dir
+}
+
+// randomBytes returns n bytes from a fixed seed.
+func randomBytes(seed uint64, n int) []byte {
+	r := rand.New(rand.NewPCG(seed, seed))
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(r.Uint32())
+	}
+	return b
+}
+
+// TestDumpIndexBadInput checks what each kind of damaged or missing input
+// gives: Kafka's reports where Kafka reports and goes on (exit 0), and
+// where Kafka's tool fails, one message naming the file and the byte, and
+// exit 1, never a panic.
+func TestDumpIndexBadInput(t *testing.T) {
+	golden := func(name string) []byte {
+		data, err := os.ReadFile(filepath.Join(goldenDir(t), "foo-0", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return data
+	}
+	goodIndex := golden("00000000000000000000.index")
+	goodTime := golden("00000000000000000000.timeindex")
+	// The first entry says offset 6 is at byte 9999 of an 889-byte log.
+	pastEnd := offsetIndexBytes(0, [][2]int64{{6, 9999}})
+	negative := offsetIndexBytes(0, [][2]int64{{6, -1}})
+	// Position 870: the last 19 bytes, the start of no batch.
+	tail := offsetIndexBytes(0, [][2]int64{{20, 870}})
+	// Position 885: only 4 bytes left.
+	end := offsetIndexBytes(0, [][2]int64{{20, 885}})
+	// The last entry is below the base offset: the sanity check fails.
+	below := offsetIndexBytes(0, [][2]int64{{11, 503}, {-5, 175}})
+	// Versions that Kafka accepts (0, and negative ones: it reads one
+	// signed byte), then at entry 3 one it does not know.
+	randomTxn := randomBytes(3, 10*txnIndexEntrySize)
+	for i := 0; i < len(randomTxn); i += txnIndexEntrySize {
+		randomTxn[i] |= 0x80
+	}
+	randomTxn[0] = 0
+	randomTxn[3*txnIndexEntrySize] = 7
+
+	const index, timeindex, txnindex = "00000000000000000000.index", "00000000000000000000.timeindex", "00000000000000000000.txnindex"
+	tests := []struct {
+		name             string
+		index, ti, txn   []byte
+		file             string
+		args             []string
+		code             int
+		stdout, stderr   []string // each must appear
+		noStdout         []string // must not appear
+		stdoutLines      int      // -1: not checked
+		removeLog        bool
+		stderrNamesFile  bool
+		stderrLinesExact int // -1: not checked
+	}{
+		{name: "missing index", file: index, code: 1, stderr: []string{"no such file or directory"}, stderrNamesFile: true},
+		{name: "missing time index", index: goodIndex, file: timeindex, code: 1, stderr: []string{"no such file or directory"}, stderrNamesFile: true},
+		{name: "time index without an offset index", ti: goodTime, file: timeindex, code: 1,
+			stderr: []string{"opening its segment's offset index", "00000000000000000000.index: no such file or directory"}, stderrNamesFile: true},
+		{name: "index without its log", index: goodIndex, file: index, removeLog: true, code: 1,
+			stderr: []string{"opening its segment's log", "00000000000000000000.log: no such file or directory"}, stderrNamesFile: true},
+		{name: "missing txnindex", file: txnindex, code: 1, stderr: []string{"no such file or directory"}, stderrNamesFile: true},
+		{name: "random index", index: randomBytes(1, 1024), file: index, code: 1, stderr: []string{"entry 0 at byte 0: offset "}, stderrNamesFile: true},
+		{name: "position past the log", index: pastEnd, file: index, code: 1,
+			stderr: []string{"entry 0 at byte 0: offset 6: position 9999 is past the end of", "(889 bytes)"}, stderrNamesFile: true},
+		{name: "negative position", index: negative, file: index, code: 1, stderr: []string{"entry 0 at byte 0: offset 6: position -1 is negative"}},
+		{name: "position inside a batch", index: tail, file: index, code: 1,
+			stderr: []string{"entry 0 at byte 0: offset 20: no batch at position 870 of ", "the batch there runs past the end of the log"}},
+		{name: "position near the end", index: end, file: index, code: 1, stderr: []string{"no batch at position 885", "only 4 bytes are left"}},
+		{name: "max-message-size below the batch", index: goodIndex, file: index, args: []string{"--max-message-size", "50"}, code: 1,
+			stderr: []string{"entry 0 at byte 0: offset 6: no batch at position 175", "within --max-message-size 50 bytes"}},
+		{name: "negative max-message-size", index: goodIndex, file: index, args: []string{"--max-message-size", "-1"}, code: 1, stderr: []string{"--max-message-size -1 is negative"}},
+		{name: "truncated index", index: goodIndex[:20], file: index, code: 0, stdout: []string{"offset: 6 position: 175\noffset: 9 position: 328\n"}, noStdout: []string{"offset: 13"}},
+		{name: "truncated index with the sanity check", index: goodIndex[:20], file: index, args: []string{"--index-sanity-check"}, code: 1,
+			stderr: []string{"Index file ", "00000000000000000000.index is corrupt, found 20 bytes which is neither positive nor a multiple of 8"}},
+		{name: "index shorter than an entry", index: goodIndex[:7], file: index, code: 0, stdout: []string{"00000000000000000000.index is empty.\n"}},
+		{name: "last offset below the base with the sanity check", index: below, file: index, args: []string{"--index-sanity-check"}, code: 1,
+			stderr: []string{"Corrupt index found, index file ", "has non-zero size but the last offset is -5 which is less than the base offset 0"}},
+		{name: "truncated time index with the sanity check", index: goodIndex, ti: goodTime[:48], file: timeindex, args: []string{"--index-sanity-check"}, code: 0,
+			stdout: []string{"00000000000000000000.timeindex passed sanity check.\n"}},
+		{name: "time index of 13 bytes with the sanity check", index: goodIndex, ti: goodTime[:13], file: timeindex, args: []string{"--index-sanity-check"}, code: 1,
+			stderr: []string{"Time index file ", "is corrupt, found 13 bytes which is neither positive nor a multiple of 12"}},
+		// Kafka's time index dump reports what it cannot find, and goes on.
+		{name: "random time index", index: goodIndex, ti: randomBytes(2, 1200), file: timeindex, code: 0,
+			stderr: []string{"The following indexed offsets are not found in the log.\nIndexed offset: "}},
+		{name: "random index and time index", index: randomBytes(1, 1024), ti: randomBytes(2, 1200), file: timeindex, code: 1,
+			stderr: []string{"00000000000000000000.timeindex: entry 0 at byte 0: offset "}, stderrNamesFile: true},
+		{name: "random txnindex", txn: randomTxn, file: txnindex, code: 1,
+			stderr: []string{"entry 3 at byte 102: Unexpected aborted transaction version 7 in transaction index /"}, noStdout: []string{"version: "}, stderrNamesFile: true},
+		{name: "txnindex with a partial entry", txn: append(golden(txnindex), 1, 2, 3), file: txnindex, code: 0,
+			stdout: []string{"version: 0 producerId: 9 firstOffset: 17 lastOffset: 30 lastStableOffset: 31\n"}},
+		{name: "txnindex with negative versions", txn: bytes.Repeat([]byte{0xff}, txnIndexEntrySize), file: txnindex, code: 0,
+			stdout: []string{"version: -1 producerId: -1 firstOffset: -1 lastOffset: -1 lastStableOffset: -1\n"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := indexFixture(t, tt.index, tt.ti, tt.txn)
+			if tt.removeLog {
+				if err := os.Remove(filepath.Join(dir, "00000000000000000000.log")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			p := filepath.Join(dir, tt.file)
+			out, errOut, code := runCLI(t, append(append([]string{"dump"}, tt.args...), "--files", p)...)
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d\nstdout %q\nstderr %q", code, tt.code, out, errOut)
+			}
+			if !strings.HasPrefix(out, "Dumping "+p+"\n") {
+				t.Errorf("stdout %q does not start with the Dumping line", out)
+			}
+			for _, w := range tt.stdout {
+				if !strings.Contains(out, w) {
+					t.Errorf("stdout %q lacks %q", out, w)
+				}
+			}
+			for _, w := range tt.noStdout {
+				if strings.Contains(out, w) {
+					t.Errorf("stdout %q has %q", out, w)
+				}
+			}
+			for _, w := range tt.stderr {
+				if !strings.Contains(errOut, w) {
+					t.Errorf("stderr %q lacks %q", errOut, w)
+				}
+			}
+			if tt.code == 1 {
+				if !strings.HasPrefix(errOut, "logstore dump: ") || strings.Count(errOut, "\n") != 1 {
+					t.Errorf("stderr %q: want one line", errOut)
+				}
+				if tt.stderrNamesFile && !strings.Contains(errOut, dir) {
+					t.Errorf("stderr %q does not name the file", errOut)
+				}
+			}
+		})
+	}
+}
+
+// TestDumpSnapshotBadInput: a snapshot Kafka refuses is reported with
+// Kafka's message and the dump goes on (Kafka's behaviour, pinned by
+// golden-output.txt); a snapshot that cannot be read at all ends it.
+func TestDumpSnapshotBadInput(t *testing.T) {
+	dir := t.TempDir()
+	random := filepath.Join(dir, "00000000000000000001.snapshot")
+	short := filepath.Join(dir, "00000000000000000002.snapshot")
+	huge := filepath.Join(dir, "00000000000000000003.snapshot")
+	hugeCount := []byte{0, 1, 0, 0, 0, 0, 0x7f, 0xff, 0xff, 0xff, 1, 2, 3}
+	for p, data := range map[string][]byte{random: randomBytes(4, 500), short: {0, 1, 2, 3, 4}, huge: hugeCount} {
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	good := filepath.Join(goldenDir(t), "foo-0", "00000000000000000021.snapshot")
+	out, errOut, code := runCLI(t, "dump", "--files", strings.Join([]string{random, short, huge, good}, ","))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	want := "Snapshot failed schema validation: Snapshot contained an unknown file version " + fmt.Sprint(int16(binary.BigEndian.Uint16(randomBytes(4, 2)))) + "\n" +
+		"Snapshot failed schema validation: null\n" +
+		"Snapshot failed schema validation: Tried to allocate a collection of size 2147483647, but there are only 3 bytes remaining.\n"
+	if errOut != want {
+		t.Errorf("stderr %q, want %q", errOut, want)
+	}
+	if strings.Count(out, "producerId: ") != 3 {
+		t.Errorf("the good snapshot after the bad ones was not dumped:\n%s", out)
+	}
+	// JSON gives the file and the byte where reading stopped.
+	out, _, code = runCLI(t, "dump", "--json", "--files", short)
+	if code != 0 || !strings.Contains(out, `{"type":"snapshotError","file":"`+short+`","error":"Snapshot failed schema validation: null","position":5,"size":5}`) {
+		t.Errorf("json: exit %d, stdout %q", code, out)
+	}
+
+	missing := filepath.Join(dir, "00000000000000000009.snapshot")
+	out, errOut, code = runCLI(t, "dump", "--files", missing+","+good)
+	if code != 1 || out != "Dumping "+missing+"\n" || !strings.Contains(errOut, missing+": no such file or directory") {
+		t.Errorf("missing: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+// TestDumpSnapshotDB checks the db dump opens the file read-only: it is
+// not changed, a file that is not a db is an error, and so is a db that
+// a running store holds.
+func TestDumpSnapshotDB(t *testing.T) {
+	dir := t.TempDir()
+	writeSnapshotDB(t, dir)
+	p := filepath.Join(dir, snapshot.FileName)
+	before, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := runCLI(t, "dump", "--files", p)
+	if code != 0 || !strings.Contains(out, "snapshot offset: 40 producers: 1\n") || !strings.Contains(errOut, "snapshot at offset 30") {
+		t.Fatalf("exit %d\nstdout %q\nstderr %q", code, out, errOut)
+	}
+	after, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info2, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(before, after) || !info.ModTime().Equal(info2.ModTime()) {
+		t.Error("dumping changed the db")
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil || len(entries) != 1 {
+		t.Errorf("the directory holds %v, want the db alone (%v)", entries, err)
+	}
+
+	// A running store holds the file: the dump waits, then says so.
+	st, _, err := snapshot.Open(dir, snapshot.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, code = runCLI(t, "dump", "--files", p)
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if code != 1 || !strings.Contains(errOut, p) || !strings.Contains(errOut, "timeout") {
+		t.Errorf("locked: exit %d, stderr %q", code, errOut)
+	}
+
+	other := t.TempDir()
+	bad := filepath.Join(other, snapshot.FileName)
+	if err := os.WriteFile(bad, randomBytes(5, 8192), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, code = runCLI(t, "dump", "--files", bad)
+	if code != 1 || !strings.Contains(errOut, bad) {
+		t.Errorf("not a db: exit %d, stderr %q", code, errOut)
+	}
+	if data, err := os.ReadFile(bad); err != nil || !bytes.Equal(data, randomBytes(5, 8192)) {
+		t.Errorf("the bad db was changed or moved: %v", err)
+	}
+	_, errOut, code = runCLI(t, "dump", "--files", filepath.Join(other, "sub", snapshot.FileName))
+	if code != 1 || !strings.Contains(errOut, "does not exist") {
+		t.Errorf("missing db: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// TestDumpIndexesOfLargeSegment dumps the indexes of a segment of 3000
+// batches, as a broker leaves them: sparse, the time index pointing at
+// the batch of the largest timestamp so far, both preallocated and not
+// trimmed. Like DumpLogSegmentsTest's testDumpIndexMismatches and
+// testDumpTimeIndexErrors, nothing is reported; with more entries than
+// the warm section, the lookups take both of AbstractIndex's paths.
+func TestDumpIndexesOfLargeSegment(t *testing.T) {
+	dir := t.TempDir()
+	const base = 1000
+	var log, index, timeIndex []byte
+	var lastIndexed int
+	entries := 0
+	for i := range 3000 {
+		b := recordbatch.NewBuilder(int64(base + 2*i))
+		for j := range 2 {
+			if err := b.Append(1700000000000+int64(2*i+j), nil, []byte("v"), nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		pos := len(log)
+		var err error
+		if log, err = b.AppendTo(log); err != nil {
+			t.Fatal(err)
+		}
+		if pos-lastIndexed >= 128 || i == 0 {
+			last := int64(base + 2*i + 1)
+			index = append(index, offsetIndexBytes(base, [][2]int64{{last, int64(pos)}})...)
+			timeIndex = append(timeIndex, timeIndexBytes(base, [][2]int64{{1700000000000 + int64(2*i+1), last}})...)
+			lastIndexed = pos
+			entries++
+		}
+	}
+	if entries <= 1025 {
+		t.Fatalf("only %d index entries", entries)
+	}
+	index = append(index, make([]byte, 800)...)
+	timeIndex = append(timeIndex, make([]byte, 1200)...)
+	name := fmt.Sprintf("%020d", base)
+	for suffix, data := range map[string][]byte{".log": log, ".index": index, ".timeindex": timeIndex} {
+		if err := os.WriteFile(filepath.Join(dir, name+suffix), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := filepath.Join(dir, name)
+	out, errOut, code := runCLI(t, "dump", "--files", p+".index,"+p+".timeindex")
+	if code != 0 || errOut != "" {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	if n := strings.Count(out, "\noffset: "); n != entries {
+		t.Errorf("%d index lines, want %d", n, entries)
+	}
+	if n := strings.Count(out, "\ntimestamp: "); n != entries {
+		t.Errorf("%d time index lines, want %d", n, entries)
+	}
+	out, errOut, code = runCLI(t, "dump", "--verify-index-only", "--files", p+".index,"+p+".timeindex")
+	if code != 0 || errOut != "" || out != "Dumping "+p+".index\nDumping "+p+".timeindex\n" {
+		t.Errorf("--verify-index-only: exit %d\nstdout %q\nstderr %q", code, out, errOut)
+	}
+	// Entries that point at the wrong batches are found wherever they are.
+	binary.BigEndian.PutUint32(index[8*1300+4:], 0)
+	binary.BigEndian.PutUint64(timeIndex[12*1200:], 5)
+	for suffix, data := range map[string][]byte{".index": index, ".timeindex": timeIndex} {
+		if err := os.WriteFile(filepath.Join(dir, name+suffix), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, errOut, code = runCLI(t, "dump", "--verify-index-only", "--files", p+".index,"+p+".timeindex")
+	if code != 0 || !strings.Contains(errOut, "Mismatches in :"+p+".index\n  Index offset: ") ||
+		!strings.Contains(errOut, "Found timestamp mismatch in :"+p+".timeindex\n  Index timestamp: 5, log timestamp: ") ||
+		!strings.Contains(errOut, "Found out of order timestamp in :"+p+".timeindex\n  Index timestamp: 5, Previously indexed timestamp: ") {
+		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+}
+
+// TestDumpIndexMemoryFlat checks that dumping the indexes of a segment
+// allocates in proportion to a batch, not to the files.
+func TestDumpIndexMemoryFlat(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes an 8 MiB segment")
+	}
+	dir := t.TempDir()
+	p := writeSegment(t, dir, 8<<20, recordbatch.CodecNone)
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var index, timeIndex []byte
+	for pos := 0; pos < len(data); {
+		b, err := recordbatch.Parse(data[pos:], 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		index = append(index, offsetIndexBytes(0, [][2]int64{{b.LastOffset(), int64(pos)}})...)
+		timeIndex = append(timeIndex, timeIndexBytes(0, [][2]int64{{b.MaxTimestamp(), b.LastOffset()}})...)
+		pos += b.Size()
+	}
+	base := strings.TrimSuffix(p, ".log")
+	for suffix, d := range map[string][]byte{".index": index, ".timeindex": timeIndex} {
+		if err := os.WriteFile(base+suffix, d, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	code := run([]string{"dump", "--files", base + ".index," + base + ".timeindex"}, io.Discard, io.Discard)
+	runtime.ReadMemStats(&after)
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 1<<20 {
+		t.Errorf("dumping the indexes of %d bytes allocated %d bytes", len(data), alloc)
+	}
+}
+
+// TestDumpDirectoryOrder lists a directory as the help text says: by
+// offset, then kind, then the db; other files and subdirectories left out.
+func TestDumpDirectoryOrder(t *testing.T) {
+	dir := t.TempDir()
+	names := []string{
+		"00000000000000000100.snapshot", "00000000000000000100.timeindex", "00000000000000000100.index",
+		"00000000000000000100.log", "00000000000000000100.txnindex", "00000000000000000007.snapshot",
+		"00000000000000000009.log", "producer-snapshots.db", "00000000000000000100.log.deleted",
+		"00000000000000000100.index.swap", "leader-epoch-checkpoint", "00000000000000007201-0000000001.checkpoint",
+		"abc.log", "+5.log", "10.log",
+	}
+	for _, n := range names {
+		if err := os.WriteFile(filepath.Join(dir, n), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(dir, "00000000000000000001.log"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	jobs, err := planDumpJobs([]string{dir + "/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, j := range jobs {
+		got = append(got, strings.TrimPrefix(j.file.path, dir+"/"))
+	}
+	want := []string{
+		"00000000000000000007.snapshot", "00000000000000000009.log", "10.log",
+		"00000000000000000100.log", "00000000000000000100.index", "00000000000000000100.timeindex",
+		"00000000000000000100.txnindex", "00000000000000000100.snapshot", "producer-snapshots.db",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("order %q\nwant  %q", got, want)
+	}
+	empty := t.TempDir()
+	out, errOut, code := runCLI(t, "dump", "--files", empty)
+	if code != 0 || out != "" || errOut != "" {
+		t.Errorf("empty directory: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+// TestDumpJSONLines checks that every line of every --json golden run is
+// one JSON object with a type and the file.
+func TestDumpJSONLines(t *testing.T) {
+	userDir := copyGoldenFixtures(t)
+	setupOwnFixtures(t, userDir)
+	types := map[string]int{}
+	for _, r := range ownGoldenRuns {
+		if !slices.Contains(r.args, "--json") {
+			continue
+		}
+		out, errOut, code := runCLI(t, r.args...)
+		if code != 0 || errOut != "" {
+			t.Fatalf("%s: exit %d, stderr %q", r.name, code, errOut)
+		}
+		for i, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+			var obj map[string]any
+			if err := json.Unmarshal([]byte(line), &obj); err != nil {
+				t.Fatalf("%s: line %d is not JSON: %v\n%s", r.name, i+1, err, line)
+			}
+			typ, _ := obj["type"].(string)
+			file, _ := obj["file"].(string)
+			if typ == "" || file == "" {
+				t.Errorf("%s: line %d lacks a type or file: %s", r.name, i+1, line)
+			}
+			types[typ]++
+		}
+	}
+	for _, typ := range []string{"file", "batch", "record", "invalidBytes", "nonConsecutive", "indexEntry", "indexMismatch",
+		"timeIndexEntry", "timestampMismatch", "outOfOrderTimestamp", "offsetNotFound", "sanityCheck", "snapshotEntry",
+		"snapshotError", "abortedTxn", "snapshot", "producer"} {
+		if types[typ] == 0 {
+			t.Errorf("no golden run prints a %q line", typ)
+		}
+	}
+}
+
+// TestDumpJSONControlRecords: --json prints the control records that
+// Kafka's text prints as JSON, which the text output refuses.
+func TestDumpJSONControlRecords(t *testing.T) {
+	src := testutil.SharedFile(t, "kafka-real/pda-final-project-backend/__cluster_metadata-0/00000000000000007201-0000000001.checkpoint")
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := writeLog(t, data)
+	out, errOut, code := runCLI(t, "dump", "--json", "--deep-iteration", "--files", p)
+	if code != 0 || !strings.Contains(out, `"controlType":"SNAPSHOT_HEADER","controlTypeId":3}`) {
+		t.Errorf("exit %d, stderr %q, stdout:\n%s", code, errOut, out)
+	}
+}
+
+// TestDumpProgress draws and clears the progress line with a fake clock.
+func TestDumpProgress(t *testing.T) {
+	var buf bytes.Buffer
+	now := time.Unix(0, 0)
+	p := &dumpProgress{w: &buf, now: func() time.Time { return now }}
+	f := newJavaFile("dir/00000000000000000000.log")
+	p.update(f, 50, 200)
+	p.update(f, 60, 200) // too soon: not drawn
+	now = now.Add(dumpProgressEvery)
+	p.update(f, 100, 200)
+	p.clear()
+	p.clear()
+	want := "\r00000000000000000000.log: 25% (50 of 200)\x1b[K\r00000000000000000000.log: 50% (100 of 200)\x1b[K\r\x1b[K"
+	if buf.String() != want {
+		t.Errorf("progress wrote %q, want %q", buf.String(), want)
+	}
+	var nilProgress *dumpProgress
+	nilProgress.update(f, 1, 2)
+	nilProgress.clear()
+	// Buffers and files are not terminals: no progress in tests or pipes.
+	file, err := os.CreateTemp(t.TempDir(), "stderr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer file.Close()
+	if newDumpProgress(&buf, file) != nil || newDumpProgress(&buf, &buf) != nil {
+		t.Error("progress on a file or buffer")
+	}
+}
+
+// FuzzDumpIndexes feeds arbitrary bytes to the .index, .timeindex and
+// .txnindex dumps, over an arbitrary log, in text and JSON: they may
+// fail, but only with an error that says where, and never panic.
+func FuzzDumpIndexes(f *testing.F) {
+	if dir, ok := testutil.SharedDirIfPresent(); ok {
+		read := func(name string) []byte {
+			data, _ := os.ReadFile(filepath.Join(dir, "testdata", "kafka-golden", "foo-0", name))
+			return data
+		}
+		log := read("00000000000000000000.log")
+		f.Add(log, read("00000000000000000000.index"), read("00000000000000000000.timeindex"), read("00000000000000000000.txnindex"), false)
+		f.Add(log[:854], offsetIndexBytes(0, [][2]int64{{6, 175}, {20, 820}}), timeIndexBytes(0, [][2]int64{{5, 9}, {0, 25}}), []byte{1}, true)
+	}
+	f.Add([]byte{}, []byte{0, 0, 0, 1, 0, 0, 0, 0}, []byte{}, []byte{}, false)
+	f.Fuzz(func(t *testing.T, log, index, timeIndex, txn []byte, json bool) {
+		opts := &dumpOptions{maxBytes: defaultMaxBytes, maxMessageSize: defaultMaxMessageSize, json: json, stdout: io.Discard, stderr: io.Discard}
+		d := newDumper(opts)
+		d.userDir = "/wd"
+		file := func(suffix string) javaFile { return newJavaFile("00000000000000000000" + suffix) }
+		sl := &dumpSegmentLog{file: file(".log"), f: bytes.NewReader(log), size: int64(len(log))}
+		idx := newDumpIndexFile(file(".index"), bytes.NewReader(index), int64(len(index)), 0, offsetIndexEntrySize)
+		ti := newDumpIndexFile(file(".timeindex"), bytes.NewReader(timeIndex), int64(len(timeIndex)), 0, timeIndexEntrySize)
+		tx := newDumpIndexFile(file(".txnindex"), bytes.NewReader(txn), int64(len(txn)), 0, txnIndexEntrySize)
+		for _, sanity := range []bool{false, true} {
+			opts.indexSanityCheck = sanity
+			checkDumpError(t, d.offsetIndex(idx, sl))
+			checkDumpError(t, d.timeIndex(ti, idx, sl))
+		}
+		checkDumpError(t, d.txnIndex(tx))
+		if err := d.flush(); err != nil {
+			t.Fatal(err)
+		}
+		if !json {
+			if err := d.writeReports(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+}
+
+// checkDumpError accepts an error only if it names where it happened.
+func checkDumpError(t *testing.T, err error) {
+	t.Helper()
+	if err == nil {
+		return
+	}
+	var ie *dumpIndexError
+	var de *dumpError
+	if !errors.As(err, &ie) && !errors.As(err, &de) && !strings.Contains(err.Error(), "0000000000000000000") {
+		t.Fatalf("error names no file or position: %v", err)
+	}
+}
+
+// TestDumpGapsMemoryFlat dumps a segment with a gap before every record,
+// as compaction leaves one: the non-consecutive pairs Kafka reports at the
+// end are kept on disk beyond a bound, not in memory.
+func TestDumpGapsMemoryFlat(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes a 4 MiB segment")
+	}
+	defer func(n int) { reportPairsInMemory = n }(reportPairsInMemory)
+	reportPairsInMemory = 1024
+	var log []byte
+	b := recordbatch.NewBuilder(0)
+	offset := int64(0)
+	for len(log) < 4<<20 {
+		b.Reset(offset)
+		for range 16 {
+			if err := b.AppendWithOffset(offset, 1700000000000, nil, []byte("v"), nil); err != nil {
+				t.Fatal(err)
+			}
+			offset += 2
+		}
+		var err error
+		if log, err = b.AppendTo(log); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := writeLog(t, log)
+	records := offset / 2
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	var errOut tailWriter
+	code := run([]string{"dump", "--deep-iteration", "--files", p}, io.Discard, &errOut)
+	runtime.ReadMemStats(&after)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.tail)
+	}
+	if errOut.lines != records {
+		t.Errorf("%d lines on stderr, want the header and %d pairs", errOut.lines, records-1)
+	}
+	if !strings.HasSuffix(string(errOut.tail), "  0 is followed by 2\n") {
+		t.Errorf("the last pair printed is not the first found (newest first): %q", errOut.tail)
+	}
+	// What is allocated is the 64 KiB buffers, the report's bounded pairs
+	// and what reading them back takes.
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 2<<20 {
+		t.Errorf("dumping %d records with a gap before each allocated %d bytes", records, alloc)
+	}
+}
+
+// tailWriter counts lines and keeps the last bytes written.
+type tailWriter struct {
+	lines int64
+	tail  []byte
+}
+
+func (w *tailWriter) Write(p []byte) (int, error) {
+	w.lines += int64(bytes.Count(p, []byte{'\n'}))
+	w.tail = append(w.tail[:0], p[max(0, len(p)-64):]...)
+	return len(p), nil
 }

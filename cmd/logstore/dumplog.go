@@ -28,39 +28,6 @@ const (
 	maxInflatedRecords = recordbatch.DefaultMaxRecordsBytes
 )
 
-// logDumper prints .log files. Its buffers are reused from batch to batch,
-// so memory stays in proportion to the largest batch, not to the file.
-type logDumper struct {
-	opts *dumpOptions
-	out  *bufio.Writer
-	werr error // first write error; bufio.Writer keeps it too
-
-	gaps    *scalaGapMap
-	userDir string
-
-	seg      segmentReader
-	rr       recordbatch.RecordReader
-	inflated []byte // decompressed records section
-	plain    []byte // a compressed batch rebuilt uncompressed around inflated
-	line     []byte // the line being formatted
-}
-
-func newLogDumper(o *dumpOptions, out *bufio.Writer) *logDumper {
-	return &logDumper{opts: o, out: out, gaps: newScalaGapMap()}
-}
-
-func (d *logDumper) write(p []byte) {
-	if _, err := d.out.Write(p); err != nil && d.werr == nil {
-		d.werr = err
-	}
-}
-
-func (d *logDumper) printf(format string, args ...any) {
-	if _, err := fmt.Fprintf(d.out, format, args...); err != nil && d.werr == nil {
-		d.werr = err
-	}
-}
-
 // dumpError names the file (as given) and the byte position in it where
 // the dump failed.
 type dumpError struct {
@@ -87,22 +54,15 @@ type fileState struct {
 // dumpLog prints one .log file: the starting offset, every batch that lies
 // wholly within the first --max-bytes bytes, and the size of what is left
 // when --max-bytes is at its default.
-func (d *logDumper) dumpLog(f javaFile, start int64) error {
-	d.printf("Log starting offset: %d\n", start)
-	file, err := os.Open(f.path)
+func (d *dumper) dumpLog(f javaFile, start int64) error {
+	if !d.opts.json {
+		d.printf("Log starting offset: %d\n", start)
+	}
+	file, size, err := openDumpLog(f)
 	if err != nil {
 		return err
 	}
 	defer file.Close()
-	info, err := file.Stat()
-	if err != nil {
-		return err
-	}
-	size := info.Size()
-	if size > math.MaxInt32 {
-		//lint:ignore ST1005 Kafka's own message, kept verbatim for the dump's output
-		return fmt.Errorf("The size of segment %s (%d) is larger than the maximum allowed segment size of %d", f, size, math.MaxInt32)
-	}
 	end := min(size, int64(d.opts.maxBytes))
 	d.seg.reset(file, end)
 	st := fileState{file: f, lastOffset: -1}
@@ -122,11 +82,39 @@ func (d *logDumper) dumpLog(f javaFile, start int64) error {
 		if d.werr != nil {
 			return fmt.Errorf("writing the output: %w", d.werr)
 		}
+		d.prog.update(f, valid, end)
 	}
 	if trailing := end - valid; trailing > 0 && d.opts.maxBytes == defaultMaxBytes {
-		d.printf("Found %d invalid bytes at the end of %s\n", trailing, f.Name())
+		if d.opts.json {
+			d.line = djBegin(d.line[:0], "invalidBytes", f.path)
+			d.line = djInt(d.line, "position", valid)
+			d.write(djEnd(djInt(d.line, "size", trailing)))
+		} else {
+			d.printf("Found %d invalid bytes at the end of %s\n", trailing, f.Name())
+		}
 	}
 	return nil
+}
+
+// openDumpLog opens a segment's .log as FileRecords.open does, refusing one
+// larger than Kafka's segments can be.
+func openDumpLog(f javaFile) (*os.File, int64, error) {
+	file, err := os.Open(f.path)
+	if err != nil {
+		return nil, 0, err
+	}
+	info, err := file.Stat()
+	if err != nil {
+		file.Close()
+		return nil, 0, err
+	}
+	size := info.Size()
+	if size > math.MaxInt32 {
+		file.Close()
+		//lint:ignore ST1005 Kafka's own message, kept verbatim for the dump's output
+		return nil, 0, fmt.Errorf("The size of segment %s (%d) is larger than the maximum allowed segment size of %d", f, size, math.MaxInt32)
+	}
+	return file, size, nil
 }
 
 // segmentReader reads batches one at a time through a small buffer, into
@@ -207,7 +195,7 @@ func noEOF(err error) error {
 // record. Like Kafka, it decodes every record of a compressed batch before
 // it prints any, and prints the records of an uncompressed batch up to the
 // first that fails to decode.
-func (d *logDumper) dumpBatch(st *fileState, b recordbatch.Batch, pos int64) error {
+func (d *dumper) dumpBatch(st *fileState, b recordbatch.Batch, pos int64) error {
 	attrs := b.Attributes()
 	codec := attrs.Codec()
 	if !codec.Valid() {
@@ -217,7 +205,11 @@ func (d *logDumper) dumpBatch(st *fileState, b recordbatch.Batch, pos int64) err
 	}
 	// isvalid is Kafka's isValid: the CRC check alone.
 	valid := !errors.Is(b.Validate(), recordbatch.ErrCRC)
-	d.line = appendBatchLine(d.line[:0], b, pos, valid)
+	if d.opts.json {
+		d.line = dumpBatchJSON(d.line[:0], st.file.path, b, pos, valid)
+	} else {
+		d.line = appendBatchLine(d.line[:0], b, pos, valid)
+	}
 	d.write(d.line)
 
 	count := b.NumRecords()
@@ -286,7 +278,7 @@ func (d *logDumper) dumpBatch(st *fileState, b recordbatch.Batch, pos int64) err
 // decompress returns b rebuilt with its records section inflated and the
 // codec set to none, so that its records can be read twice without
 // inflating them twice.
-func (d *logDumper) decompress(b recordbatch.Batch) (recordbatch.Batch, error) {
+func (d *dumper) decompress(b recordbatch.Batch) (recordbatch.Batch, error) {
 	attrs := b.Attributes()
 	inflated, err := recordbatch.Decompress(d.inflated[:0], attrs.Codec(), b.Records(), maxInflatedRecords)
 	if err != nil {
@@ -352,9 +344,19 @@ func appendBatchLine(dst []byte, b recordbatch.Batch, pos int64, valid bool) []b
 // appendRecordLine formats one record as dumpLog's deep iteration does,
 // with its quirks: after the metadata, or after a key, the separator is
 // " "; without metadata a key starts with "| " but a payload with " " only,
-// and a control record prints an empty line.
-func (d *logDumper) appendRecordLine(dst []byte, st *fileState, b recordbatch.Batch, rec *recordbatch.Record) ([]byte, error) {
-	d.checkConsecutive(st, rec.Offset)
+// and a control record prints an empty line. With --json it formats the
+// record's JSON line instead, and the non-consecutive offset found at it.
+func (d *dumper) appendRecordLine(dst []byte, st *fileState, b recordbatch.Batch, rec *recordbatch.Record) ([]byte, error) {
+	prev, gap := d.checkConsecutive(st, rec.Offset)
+	if d.opts.json {
+		dst, err := d.appendRecordJSON(dst, st.file.path, b, rec)
+		if err == nil && gap {
+			dst = djBegin(dst, "nonConsecutive", st.file.path)
+			dst = djInt(dst, "offset", prev)
+			dst = djEnd(djInt(dst, "nextOffset", rec.Offset))
+		}
+		return dst, err
+	}
 	control := b.Attributes().Control()
 	prefix := "| "
 	if !d.opts.skipRecordMetadata {
@@ -390,38 +392,32 @@ func (d *logDumper) appendRecordLine(dst []byte, st *fileState, b recordbatch.Ba
 		if rec.Key != nil {
 			dst = append(dst, prefix...)
 			dst = append(dst, "key: "...)
-			dst = appendJavaString(dst, rec.Key)
+			dst = d.opts.keyDecoder.appendText(dst, rec.Key)
 		}
 		if rec.Value != nil {
 			dst = append(dst, " payload: "...)
-			dst = appendJavaString(dst, rec.Value)
+			dst = d.opts.valueDecoder.appendText(dst, rec.Value)
 		}
 	}
 	return append(dst, '\n'), nil
 }
 
 // checkConsecutive is dumpLog's non-consecutive offset check, across all
-// batches of one file.
-func (d *logDumper) checkConsecutive(st *fileState, offset int64) {
-	if st.lastOffset == -1 {
-		st.lastOffset = offset
-		return
-	}
-	if offset != st.lastOffset+1 {
-		if st.absPath == "" {
-			dir := d.userDir
-			if dir == "" {
-				var err error
-				if dir, err = javaUserDir(); err != nil {
-					dir = "."
-				}
-				d.userDir = dir
-			}
-			st.absPath = st.file.AbsolutePath(dir)
-		}
-		d.gaps.put(st.absPath, st.lastOffset, offset)
-	}
+// batches of one file. It returns the previous offset and whether offset
+// does not follow it.
+func (d *dumper) checkConsecutive(st *fileState, offset int64) (int64, bool) {
+	prev := st.lastOffset
 	st.lastOffset = offset
+	if prev == -1 || offset == prev+1 {
+		return prev, false
+	}
+	if !d.opts.json {
+		if st.absPath == "" {
+			st.absPath = d.absPath(st.file)
+		}
+		d.gaps.put(st.absPath, prev, offset)
+	}
+	return prev, true
 }
 
 func nullableLen(b []byte) int {

@@ -4,10 +4,12 @@ package main
 // reproduced so that `logstore dump` prints the same bytes: how java.io.File
 // prints and resolves a path, how String.split drops trailing empty
 // strings, how new String(bytes, UTF_8) replaces malformed input, and the
-// iteration order of the Scala 2.13 mutable.HashMap that holds the
-// non-consecutive offset reports.
+// iteration order of the Scala 2.13 mutable.HashMaps that hold the reports
+// printed after all files.
 
 import (
+	"encoding/binary"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -171,51 +173,190 @@ func javaStringHash(s string) int32 {
 	return h
 }
 
-// gapReport holds the non-consecutive offset pairs of one file.
-type gapReport struct {
-	path  string     // absolute path, the map key
-	hash  int32      // Scala's improved hash of path
-	pairs [][2]int64 // in order of discovery; printed newest first
+// pathReport holds the pairs Kafka reports for one file.
+type pathReport struct {
+	path  string   // absolute path, the map key
+	hash  int32    // Scala's improved hash of path
+	pairs pairList // in order of discovery
 }
 
-// scalaGapMap stands for DumpLogSegments' nonConsecutivePairsForLogFilesMap,
-// a Scala 2.13 mutable.HashMap[String, List[(Long, Long)]]: every pair is a
-// put, and the reports print in the map's iteration order, which is by
+// reportPairsInMemory bounds the pairs a report keeps in memory. Kafka
+// keeps every pair until all files are dumped, and a compacted segment
+// can have a gap at nearly every record; beyond this bound the older
+// pairs go to a temporary file, so memory stays flat. A variable for
+// tests.
+var reportPairsInMemory = 1 << 16
+
+// pairList is a list of pairs that spills to a temporary file.
+type pairList struct {
+	tail    [][2]int64 // the newest pairs
+	spill   *os.File   // the older ones, 16 bytes each, oldest first
+	spilled int64      // pairs in spill
+	remove  bool       // spill still has a name to remove
+	buf     []byte     // encoding and decoding spilled pairs
+}
+
+func (l *pairList) add(a, b int64) {
+	if len(l.tail) >= reportPairsInMemory {
+		// If the file cannot be written, the pairs stay in memory: the
+		// report is still right.
+		_ = l.flush()
+	}
+	l.tail = append(l.tail, [2]int64{a, b})
+}
+
+func (l *pairList) flush() error {
+	if l.spill == nil {
+		f, err := os.CreateTemp("", "logstore-dump-*.pairs")
+		if err != nil {
+			return err
+		}
+		l.spill = f
+		// Unlinked while open where the OS allows it, so nothing is left
+		// behind even if the process dies.
+		l.remove = os.Remove(f.Name()) != nil
+	}
+	buf := l.buf[:0]
+	for _, p := range l.tail {
+		buf = binary.BigEndian.AppendUint64(buf, uint64(p[0]))
+		buf = binary.BigEndian.AppendUint64(buf, uint64(p[1]))
+	}
+	l.buf = buf
+	if _, err := l.spill.WriteAt(buf, 16*l.spilled); err != nil {
+		return err
+	}
+	l.spilled += int64(len(l.tail))
+	l.tail = l.tail[:0]
+	return nil
+}
+
+// len is the number of pairs.
+func (l *pairList) len() int64 { return l.spilled + int64(len(l.tail)) }
+
+// each calls fn for every pair, oldest first, or newest first if reverse,
+// reading what was spilled back in chunks.
+func (l *pairList) each(reverse bool, fn func(a, b int64)) error {
+	const chunk = 4096 // pairs
+	readSpilled := func(from, n int64) error {
+		l.buf = slices.Grow(l.buf[:0], int(16*n))[:16*n]
+		buf := l.buf
+		if _, err := l.spill.ReadAt(buf, 16*from); err != nil {
+			return fmt.Errorf("reading back the report pairs: %w", err)
+		}
+		for i := range n {
+			j := i
+			if reverse {
+				j = n - 1 - i
+			}
+			fn(int64(binary.BigEndian.Uint64(buf[16*j:])), int64(binary.BigEndian.Uint64(buf[16*j+8:])))
+		}
+		return nil
+	}
+	if reverse {
+		for i := len(l.tail) - 1; i >= 0; i-- {
+			fn(l.tail[i][0], l.tail[i][1])
+		}
+		for end := l.spilled; end > 0; end -= chunk {
+			from := max(0, end-chunk)
+			if err := readSpilled(from, end-from); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for from := int64(0); from < l.spilled; from += chunk {
+		if err := readSpilled(from, min(chunk, l.spilled-from)); err != nil {
+			return err
+		}
+	}
+	for _, p := range l.tail {
+		fn(p[0], p[1])
+	}
+	return nil
+}
+
+// close drops the temporary file.
+func (l *pairList) close() {
+	if l.spill == nil {
+		return
+	}
+	_ = l.spill.Close() // read only from now on; nothing to lose
+	if l.remove {
+		_ = os.Remove(l.spill.Name())
+	}
+	l.spill = nil
+}
+
+// scalaReportMap stands for the maps in which DumpLogSegments keeps what
+// it reports after all files, each a Scala 2.13 mutable.HashMap keyed by
+// absolute path: nonConsecutivePairsForLogFilesMap and
+// misMatchesForIndexFilesMap, whose every pair is a put of a longer list,
+// and the three maps of TimeIndexDumpErrors, where only the first pair of
+// a file is a put (later ones are appended to the buffer already in the
+// map). The reports print in the map's iteration order, which is by
 // bucket (improved hash & (table length - 1)), then by improved hash
 // within a bucket, then by insertion. The table starts at 16 slots, and a
 // put doubles it first whenever size+1 reaches 0.75 of its length, even
 // when the key is already present.
-type scalaGapMap struct {
+type scalaReportMap struct {
 	tableLen  int
 	threshold int
-	reports   []*gapReport // in insertion order
-	byPath    map[string]*gapReport
+	reports   []*pathReport // in insertion order
+	byPath    map[string]*pathReport
 }
 
-func newScalaGapMap() *scalaGapMap {
-	return &scalaGapMap{tableLen: 16, threshold: 12, byPath: map[string]*gapReport{}}
+func newScalaReportMap() *scalaReportMap {
+	return &scalaReportMap{tableLen: 16, threshold: 12, byPath: map[string]*pathReport{}}
 }
 
-func (m *scalaGapMap) put(path string, prev, next int64) {
+// put adds a pair to path's list with a map put, as the log and index
+// dumps do.
+func (m *scalaReportMap) put(path string, a, b int64) {
+	m.grow()
+	m.report(path).pairs.add(a, b)
+}
+
+// add adds a pair to path's list, with a map put only for its first pair,
+// as TimeIndexDumpErrors does.
+func (m *scalaReportMap) add(path string, a, b int64) {
+	if m.byPath[path] == nil {
+		m.grow()
+	}
+	m.report(path).pairs.add(a, b)
+}
+
+// close drops what the reports spilled to disk.
+func (m *scalaReportMap) close() {
+	for _, r := range m.reports {
+		r.pairs.close()
+	}
+}
+
+// grow is the start of HashMap.put: the table doubles when one more key
+// would reach the load factor.
+func (m *scalaReportMap) grow() {
 	if len(m.reports)+1 >= m.threshold {
 		m.tableLen *= 2
 		m.threshold = m.tableLen * 3 / 4
 	}
+}
+
+func (m *scalaReportMap) report(path string) *pathReport {
 	r := m.byPath[path]
 	if r == nil {
 		h := javaStringHash(path)
-		r = &gapReport{path: path, hash: h ^ int32(uint32(h)>>16)}
+		r = &pathReport{path: path, hash: h ^ int32(uint32(h)>>16)}
 		m.byPath[path] = r
 		m.reports = append(m.reports, r)
 	}
-	r.pairs = append(r.pairs, [2]int64{prev, next})
+	return r
 }
 
 // ordered returns the reports in the order Scala's foreachEntry visits them.
-func (m *scalaGapMap) ordered() []*gapReport {
+func (m *scalaReportMap) ordered() []*pathReport {
 	out := slices.Clone(m.reports)
 	mask := int32(m.tableLen - 1)
-	slices.SortStableFunc(out, func(a, b *gapReport) int {
+	slices.SortStableFunc(out, func(a, b *pathReport) int {
 		if ia, ib := a.hash&mask, b.hash&mask; ia != ib {
 			return int(ia) - int(ib)
 		}

@@ -111,14 +111,14 @@ func TestJavaFile(t *testing.T) {
 	}
 }
 
-// TestScalaGapMapOrder checks the iteration order of Scala 2.13's
+// TestScalaReportMapOrder checks the iteration order of Scala 2.13's
 // mutable.HashMap: by bucket, then hash; the table doubles at the put that
 // finds 11 keys in a 16-slot table.
-func TestScalaGapMapOrder(t *testing.T) {
+func TestScalaReportMapOrder(t *testing.T) {
 	// "a" hashes to 97 (bucket 1 of 16), "q" to 113 (bucket 1 of 16, 17
 	// of 32), "b" to 98 (bucket 2); "Aa" and "BB" both hash to 2112
 	// (bucket 0), so they keep their insertion order.
-	m := newScalaGapMap()
+	m := newScalaReportMap()
 	for _, k := range []string{"q", "BB", "b", "Aa", "a"} {
 		m.put(k, 1, 3)
 	}
@@ -139,15 +139,51 @@ func TestScalaGapMapOrder(t *testing.T) {
 	if want := []string{"BB", "Aa", "a", "b", "q"}; !slices.Equal(got, want) {
 		t.Errorf("order after growth %q, want %q", got, want)
 	}
-	if r := m.byPath["a"]; len(r.pairs) != 2 || r.pairs[1] != [2]int64{5, 7} {
-		t.Errorf("pairs of a: %v", r.pairs)
+	if got := pairsOf(t, &m.byPath["a"].pairs, false); !slices.Equal(got, [][2]int64{{1, 3}, {5, 7}}) {
+		t.Errorf("pairs of a: %v", got)
 	}
 }
 
-func keys(m *scalaGapMap) []string {
+func keys(m *scalaReportMap) []string {
 	var out []string
 	for _, r := range m.ordered() {
 		out = append(out, r.path)
 	}
 	return out
+}
+
+func pairsOf(t *testing.T, l *pairList, reverse bool) [][2]int64 {
+	t.Helper()
+	var out [][2]int64
+	if err := l.each(reverse, func(a, b int64) { out = append(out, [2]int64{a, b}) }); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestPairListSpill keeps a bounded number of pairs in memory and the
+// rest in a temporary file, and gives them back in order either way.
+func TestPairListSpill(t *testing.T) {
+	defer func(n int) { reportPairsInMemory = n }(reportPairsInMemory)
+	for _, inMemory := range []int{1, 3, 5000, 1 << 16} {
+		reportPairsInMemory = inMemory
+		var l pairList
+		var want [][2]int64
+		for i := range int64(9000) {
+			l.add(i, -i)
+			want = append(want, [2]int64{i, -i})
+		}
+		if l.len() != 9000 || len(l.tail) > inMemory {
+			t.Errorf("%d in memory: len %d, %d kept in memory", inMemory, l.len(), len(l.tail))
+		}
+		if got := pairsOf(t, &l, false); !slices.Equal(got, want) {
+			t.Errorf("%d in memory: forward order differs", inMemory)
+		}
+		slices.Reverse(want)
+		if got := pairsOf(t, &l, true); !slices.Equal(got, want) {
+			t.Errorf("%d in memory: reverse order differs", inMemory)
+		}
+		l.close()
+		l.close()
+	}
 }
