@@ -10,9 +10,10 @@ import (
 
 // Exit statuses of the logstore command.
 const (
-	exitOK      = 0
-	exitError   = 1 // bad flags, unreadable or unsupported input, I/O
-	exitRefused = 3 // append: the store refused a batch (OUT_OF_ORDER, FENCED, INVALID)
+	exitOK       = 0
+	exitError    = 1 // bad flags, unreadable or unsupported input, I/O
+	exitProblems = 2 // check: problems found in the store (corruption, torn tail, bad index or snapshot)
+	exitRefused  = 3 // append: the store refused a batch (OUT_OF_ORDER, FENCED, INVALID)
 )
 
 // run builds the command tree, runs it with args and returns the exit
@@ -38,14 +39,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 // exitCode maps an error to an exit status: 3 for batches the store
-// refused, 1 for every other failure. A status for found corruption will
-// be added here as the command that returns it arrives.
+// refused, 2 for problems check found, 1 for every other failure.
 func exitCode(err error) int {
 	switch {
 	case err == nil:
 		return exitOK
 	case errors.Is(err, errRefused):
 		return exitRefused
+	case errors.Is(err, errProblemsFound):
+		return exitProblems
 	}
 	return exitError
 }
@@ -62,5 +64,8 @@ Kafka v2 record batches, byte for byte. This command works on those files.`,
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.AddCommand(newDumpCommand())
 	root.AddCommand(newAppendCommand())
+	root.AddCommand(newProducersCommand())
+	root.AddCommand(newReadCommand())
+	root.AddCommand(newCheckCommand())
 	return root
 }

@@ -1,0 +1,563 @@
+package logstore
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	bolterrors "go.etcd.io/bbolt/errors"
+
+	"github.com/logstore/logstore/producerstate"
+	"github.com/logstore/logstore/recordbatch"
+	"github.com/logstore/logstore/segment"
+	"github.com/logstore/logstore/snapshot"
+)
+
+// Validate checks id by Kafka's rules (a topic of 1 to 249 characters
+// from [a-zA-Z0-9._-], not "." or "..", and a partition >= 0) and returns
+// an error wrapping ErrInvalidName when it breaks them. Store.Partition
+// does the same check; Validate lets a caller check a name without
+// opening anything.
+func (id PartitionID) Validate() error { return id.validate() }
+
+// ProblemKind classifies a finding of Check.
+type ProblemKind uint8
+
+// The kinds of findings, as Check reports them. Every kind but
+// ProblemNote is a problem: something is wrong in the store.
+const (
+	// ProblemNote: nothing is wrong; something the next open tidies up
+	// (a Kafka index never trimmed, a leftover file, a snapshot below
+	// the log start) or that could not be checked.
+	ProblemNote ProblemKind = iota
+	// ProblemTornTail: the active segment of a partition ends in a write
+	// an unclean shutdown interrupted; the next open cuts it.
+	ProblemTornTail
+	// ProblemCorrupt: damaged log data (size, magic, CRC, offsets, an
+	// undecodable transaction marker) outside a torn tail.
+	ProblemCorrupt
+	// ProblemIndex: an .index or .timeindex entry that disagrees with
+	// the log.
+	ProblemIndex
+	// ProblemSnapshot: a producer-state snapshot that cannot be read, or
+	// that differs from the state a replay of the log gives at its
+	// offset, or that lies where no snapshot can be.
+	ProblemSnapshot
+)
+
+// String is the kind's word in Problem.String: NOTE, TORN_TAIL, CORRUPT,
+// INDEX or SNAPSHOT.
+func (k ProblemKind) String() string {
+	switch k {
+	case ProblemNote:
+		return "NOTE"
+	case ProblemTornTail:
+		return "TORN_TAIL"
+	case ProblemCorrupt:
+		return "CORRUPT"
+	case ProblemIndex:
+		return "INDEX"
+	case ProblemSnapshot:
+		return "SNAPSHOT"
+	}
+	return fmt.Sprintf("ProblemKind(%d)", k)
+}
+
+// Problem is one finding of Check.
+type Problem struct {
+	Kind ProblemKind
+	// File is the file concerned, relative to the store directory, with
+	// forward slashes: "events-0/00000000000000000000.log".
+	File string
+	// Pos is the byte position in File, or -1.
+	Pos int64
+	// Snapshot is the offset of the snapshot concerned (in
+	// producer-snapshots.db), or -1.
+	Snapshot int64
+	// Detail says what is wrong, and what the next open will do about it
+	// when that is known.
+	Detail string
+}
+
+// String formats p as one line, without a newline:
+//
+//	KIND FILE at byte POS: DETAIL
+//	KIND FILE at snapshot offset OFFSET: DETAIL
+//	KIND FILE: DETAIL
+func (p Problem) String() string {
+	var b strings.Builder
+	b.WriteString(p.Kind.String())
+	b.WriteByte(' ')
+	b.WriteString(p.File)
+	switch {
+	case p.Pos >= 0:
+		fmt.Fprintf(&b, " at byte %d", p.Pos)
+	case p.Snapshot >= 0:
+		fmt.Fprintf(&b, " at snapshot offset %d", p.Snapshot)
+	}
+	b.WriteString(": ")
+	b.WriteString(p.Detail)
+	return b.String()
+}
+
+// CheckStats sums up what Check read and found.
+type CheckStats struct {
+	Partitions       int
+	Segments         int
+	Batches          int64 // batches framed, valid or not
+	Records          int64 // records in the valid batches
+	Bytes            int64 // bytes of .log files read
+	IndexEntries     int64 // offset-index entries checked
+	TimeIndexEntries int64 // time-index entries checked
+	Snapshots        int   // snapshots compared with a replay of the log
+	Problems         int   // findings other than notes
+	Notes            int
+}
+
+// CheckProgress is where a Check is: the partition being read, and the
+// bytes of .log files read so far out of the total.
+type CheckProgress struct {
+	Partition   PartitionID
+	Done, Total int64
+}
+
+// Checker verifies a store directory without changing it; see Check.
+type Checker struct {
+	// Report is called with each finding, in order: partitions by topic
+	// and number, and within a partition in the order of its files.
+	Report func(Problem)
+	// Progress, when set, is called as .log bytes are read (about every
+	// MiB) and when a partition starts.
+	Progress func(CheckProgress)
+}
+
+// Check verifies the store in dir, as Checker{Report: report}.Check does.
+func Check(dir string, report func(Problem)) (CheckStats, error) {
+	c := Checker{Report: report}
+	return c.Check(dir)
+}
+
+// Check verifies every partition of the store in dir without changing
+// anything: files are opened read-only, the store's lock file is neither
+// taken nor created (bbolt's read-only open of producer-snapshots.db
+// takes a shared flock on it, which writes nothing), and nothing is
+// recovered, cut, rebuilt or deleted. For each partition directory
+// (<topic>-<partition>):
+//
+//   - the segments, as segment.Verifier checks them: every batch's size,
+//     magic and CRC (streaming, so memory stays flat), offsets increasing
+//     within and across segments, every offset- and time-index entry
+//     against the log; a torn tail the next open will cut is told apart
+//     from corruption;
+//   - the producer-state snapshots in producer-snapshots.db (opened with
+//     bbolt read-only): each must decode, and must equal the state that
+//     replaying the log (producerstate.New and Apply, batch by batch)
+//     gives at its offset. A producer the snapshot leaves out is
+//     accepted when it has no open transaction: the store forgets idle
+//     producers (expiry, the cap) before it saves a snapshot. Each
+//     snapshot that passes becomes the state the replay continues from,
+//     as the store's own state did. When the log no longer starts at 0
+//     (retention), the oldest snapshot at or above the log start is the
+//     starting point, taken as it is.
+//
+// Run Check on a store no process has open: an open store's active
+// segment can look torn, and its snapshot db is locked, in which case
+// Check fails (after snapshot.DefaultTimeout) rather than waits.
+//
+// Findings go to Report; CheckStats.Problems counts those that are not
+// notes. The error is for what stops the check: dir missing or not a
+// directory, I/O errors, a snapshot db locked by another process.
+func (c *Checker) Check(dir string) (CheckStats, error) {
+	var stats CheckStats
+	dir = filepath.Clean(dir)
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return stats, fmt.Errorf("logstore: check store %s: %w", dir, err)
+	}
+	if !fi.IsDir() {
+		return stats, fmt.Errorf("logstore: check store %s: not a directory", dir)
+	}
+	ids, total, err := listPartitions(dir)
+	if err != nil {
+		return stats, fmt.Errorf("logstore: check store %s: %w", dir, err)
+	}
+	var done int64
+	for _, id := range ids {
+		pc := &partitionCheck{
+			c:     c,
+			stats: &stats,
+			store: dir,
+			id:    id,
+			pdir:  filepath.Join(dir, id.String()),
+		}
+		if c.Progress != nil {
+			c.Progress(CheckProgress{Partition: id, Done: done, Total: total})
+		}
+		err := pc.run(func(n int64) {
+			done += n
+			if c.Progress != nil {
+				c.Progress(CheckProgress{Partition: id, Done: done, Total: total})
+			}
+		})
+		if err != nil {
+			return stats, fmt.Errorf("logstore: check partition %s of store %s: %w", id, dir, err)
+		}
+		stats.Partitions++
+	}
+	return stats, nil
+}
+
+// listPartitions returns the partition directories in dir, sorted by
+// topic and number, and the total size of their .log files.
+func listPartitions(dir string) ([]PartitionID, int64, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, 0, err
+	}
+	var ids []PartitionID
+	var total int64
+	for _, e := range entries {
+		id, ok := parsePartitionDir(e.Name())
+		if !ok || !e.IsDir() {
+			continue
+		}
+		ids = append(ids, id)
+		files, err := os.ReadDir(filepath.Join(dir, e.Name()))
+		if err != nil {
+			return nil, 0, err
+		}
+		for _, f := range files {
+			if !strings.HasSuffix(f.Name(), ".log") {
+				continue
+			}
+			if info, err := f.Info(); err == nil && info.Mode().IsRegular() {
+				total += info.Size()
+			}
+		}
+	}
+	slices.SortFunc(ids, func(a, b PartitionID) int {
+		if c := strings.Compare(a.Topic, b.Topic); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Partition, b.Partition)
+	})
+	return ids, total, nil
+}
+
+// partitionCheck checks one partition: its segments through
+// segment.Verifier, and its snapshots against a replay of the batches
+// the verifier passes on.
+type partitionCheck struct {
+	c     *Checker
+	stats *CheckStats
+	store string
+	id    PartitionID
+	pdir  string
+
+	snaps    *snapshot.Store
+	snapFile string  // producer-snapshots.db, relative to the store
+	pending  []int64 // offsets of the snapshots still to compare, ascending
+	state    *producerstate.State
+	from     int64 // the replay applies batches from this offset on
+	broken   bool  // the replay met a batch it could not apply
+}
+
+// replayConfig is the producer-state configuration of the replay:
+// nothing expires and there is no cap, so the replay remembers every
+// producer the log has; what the store forgot is judged when comparing.
+var replayConfig = producerstate.Config{}
+
+func (pc *partitionCheck) report(p Problem) {
+	if p.Kind == ProblemNote {
+		pc.stats.Notes++
+	} else {
+		pc.stats.Problems++
+	}
+	if pc.c.Report != nil {
+		pc.c.Report(p)
+	}
+}
+
+// rel names path relative to the store, with forward slashes.
+func (pc *partitionCheck) rel(path string) string {
+	if r, err := filepath.Rel(pc.store, path); err == nil {
+		path = r
+	}
+	return filepath.ToSlash(path)
+}
+
+func (pc *partitionCheck) snapshotProblem(kind ProblemKind, offset int64, format string, args ...any) {
+	pc.report(Problem{Kind: kind, File: pc.snapFile, Pos: -1, Snapshot: offset, Detail: fmt.Sprintf(format, args...)})
+}
+
+func (pc *partitionCheck) run(progress func(int64)) error {
+	pc.snapFile = pc.rel(filepath.Join(pc.pdir, snapshot.FileName))
+	if err := pc.openSnapshots(); err != nil {
+		return err
+	}
+	if pc.snaps != nil {
+		defer pc.snaps.Close()
+	}
+	v := segment.Verifier{
+		FS: segment.OS,
+		Report: func(p segment.Problem) {
+			pc.report(Problem{Kind: segmentKind(p.Kind), File: pc.rel(p.File), Pos: p.Pos, Snapshot: -1, Detail: p.Detail})
+		},
+		Begin:    pc.begin,
+		Batch:    pc.batch,
+		Progress: progress,
+	}
+	vs, err := v.Verify(pc.pdir)
+	if err != nil {
+		return err
+	}
+	pc.stats.Segments += vs.Segments
+	pc.stats.Batches += vs.Batches
+	pc.stats.Records += vs.Records
+	pc.stats.Bytes += vs.Bytes
+	pc.stats.IndexEntries += vs.IndexEntries
+	pc.stats.TimeIndexEntries += vs.TimeIndexEntries
+	return pc.end(vs)
+}
+
+func segmentKind(k segment.ProblemKind) ProblemKind {
+	switch k {
+	case segment.ProblemTornTail:
+		return ProblemTornTail
+	case segment.ProblemCorrupt:
+		return ProblemCorrupt
+	case segment.ProblemIndex:
+		return ProblemIndex
+	}
+	return ProblemNote
+}
+
+// openSnapshots opens producer-snapshots.db read-only, when there is one,
+// and lists its snapshots.
+func (pc *partitionCheck) openSnapshots() error {
+	path := filepath.Join(pc.pdir, snapshot.FileName)
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return nil // a partition Kafka wrote, or one never closed nor rolled
+	}
+	st, _, err := snapshot.Open(pc.pdir, snapshot.Options{ReadOnly: true})
+	switch {
+	case errors.Is(err, bolterrors.ErrTimeout):
+		return fmt.Errorf("%s is locked by another process: is the store open? Check a store that no process has open: %w", path, err)
+	case errors.Is(err, snapshot.ErrCorrupt):
+		pc.report(Problem{Kind: ProblemSnapshot, File: pc.snapFile, Pos: -1, Snapshot: -1,
+			Detail: fmt.Sprintf("the snapshot db cannot be used (%v): the next open sets it aside and rebuilds the producer state from the whole log", err)})
+		return nil
+	case err != nil:
+		return err
+	}
+	offsets, err := st.List()
+	if err != nil {
+		pc.report(Problem{Kind: ProblemSnapshot, File: pc.snapFile, Pos: -1, Snapshot: -1,
+			Detail: fmt.Sprintf("the snapshots cannot be listed: %v", err)})
+		return st.Close()
+	}
+	pc.snaps, pc.pending = st, offsets
+	return nil
+}
+
+// begin sets up the replay once the log start is known: from an empty
+// state at the log start, or, when the log no longer starts at 0, from
+// the oldest readable snapshot at or above the log start.
+func (pc *partitionCheck) begin(logStart int64) error {
+	pc.from = logStart
+	for len(pc.pending) > 0 && pc.pending[0] < logStart {
+		pc.snapshotProblem(ProblemNote, pc.pending[0], "below the log start offset %d: the next open deletes it", logStart)
+		pc.pending = pc.pending[1:]
+	}
+	if logStart > 0 {
+		for len(pc.pending) > 0 && pc.state == nil {
+			off := pc.pending[0]
+			pc.pending = pc.pending[1:]
+			snap, err := pc.snaps.Load(off)
+			if err != nil {
+				pc.snapshotProblem(ProblemSnapshot, off, "cannot be read: %v; the next open skips it", trimPackage(err))
+				continue
+			}
+			pc.state = producerstate.FromSnapshot(replayConfig, snap)
+			pc.from = off
+			pc.snapshotProblem(ProblemNote, off, "not compared: the log below offset %d is gone, so the replay starts from this snapshot", logStart)
+		}
+	}
+	if pc.state == nil {
+		pc.state = producerstate.New(replayConfig)
+		pc.state.SetMapEndOffset(logStart)
+	}
+	return nil
+}
+
+// batch replays one valid batch, after comparing the snapshots at or
+// below its base offset.
+func (pc *partitionCheck) batch(b recordbatch.Batch, file string, pos int64) error {
+	if pc.broken || b.LastOffset() < pc.from {
+		return nil
+	}
+	for len(pc.pending) > 0 && pc.pending[0] <= b.BaseOffset() {
+		pc.compare(pc.pending[0])
+		pc.pending = pc.pending[1:]
+	}
+	for len(pc.pending) > 0 && pc.pending[0] <= b.LastOffset() {
+		pc.snapshotProblem(ProblemSnapshot, pc.pending[0], "the offset lies inside the batch of offsets %d..%d (%s at byte %d): a snapshot is taken between batches",
+			b.BaseOffset(), b.LastOffset(), pc.rel(file), pos)
+		pc.pending = pc.pending[1:]
+	}
+	if err := pc.state.Apply(b); err != nil {
+		pc.broken = true
+		pc.report(Problem{Kind: ProblemCorrupt, File: pc.rel(file), Pos: pos, Snapshot: -1,
+			Detail: fmt.Sprintf("the producer state cannot replay the batch of offsets %d..%d: %v", b.BaseOffset(), b.LastOffset(), err)})
+	}
+	return nil
+}
+
+// end compares the snapshots at the log end, and reports those above it.
+func (pc *partitionCheck) end(vs segment.VerifyStats) error {
+	if pc.state == nil {
+		return nil // Begin was not called: Verify failed first
+	}
+	logEnd := vs.EndOffset
+	for _, off := range pc.pending {
+		switch {
+		case pc.broken:
+			pc.snapshotProblem(ProblemNote, off, "not compared: the replay of the log stopped below this offset")
+		case off <= logEnd:
+			pc.compare(off)
+		case vs.Damaged:
+			pc.snapshotProblem(ProblemNote, off, "not compared: the log is damaged below this offset")
+		case vs.TornBytes > 0:
+			pc.snapshotProblem(ProblemSnapshot, off, "above the log end offset %d that remains once the torn tail is cut: the next open deletes it", logEnd)
+		default:
+			pc.snapshotProblem(ProblemSnapshot, off, "above the log end offset %d: the next open deletes it", logEnd)
+		}
+	}
+	pc.pending = nil
+	return nil
+}
+
+// compare checks the snapshot at off against the replay, which has
+// applied every batch below off.
+func (pc *partitionCheck) compare(off int64) {
+	snap, err := pc.snaps.Load(off)
+	if err != nil {
+		pc.snapshotProblem(ProblemSnapshot, off, "cannot be read: %v; the next open skips it", trimPackage(err))
+		return
+	}
+	if pc.state.MapEndOffset() < off {
+		pc.state.SetMapEndOffset(off) // an offset gap: no batch between
+	}
+	want := pc.state.Snapshot()
+	pc.stats.Snapshots++
+	if snap.Equal(want) {
+		return
+	}
+	if diffs := diffSnapshot(snap, want); len(diffs) > 0 {
+		const shown = 3
+		detail := strings.Join(diffs[:min(len(diffs), shown)], "; ")
+		if len(diffs) > shown {
+			detail += fmt.Sprintf("; and %d more producers differ", len(diffs)-shown)
+		}
+		pc.snapshotProblem(ProblemSnapshot, off, "differs from a replay of the log up to offset %d: %s", off, detail)
+		return
+	}
+	// The differences are what the store forgot: continue from the
+	// snapshot, as the store did.
+	pc.state = producerstate.FromSnapshot(replayConfig, snap)
+}
+
+// diffSnapshot lists how got (a stored snapshot) differs from want (the
+// replay at the same offset), leaving out what the store forgets on
+// purpose: a producer with no open transaction missing from got (expired
+// or over the cap when got was saved), and a producer that came back
+// after being forgotten, whose coordinator epoch then starts afresh.
+func diffSnapshot(got, want producerstate.Snapshot) []string {
+	var diffs []string
+	g, w := got.Producers, want.Producers
+	for len(g) > 0 || len(w) > 0 {
+		switch {
+		case len(w) == 0 || len(g) > 0 && g[0].ProducerID < w[0].ProducerID:
+			diffs = append(diffs, fmt.Sprintf("producer %d is in the snapshot, but not in the log below it", g[0].ProducerID))
+			g = g[1:]
+		case len(g) == 0 || w[0].ProducerID < g[0].ProducerID:
+			if w[0].TxnFirstOffset >= 0 {
+				diffs = append(diffs, fmt.Sprintf("producer %d has a transaction open since offset %d in the log, but the snapshot leaves it out", w[0].ProducerID, w[0].TxnFirstOffset))
+			}
+			w = w[1:]
+		default:
+			if d := diffEntry(g[0], w[0]); d != "" {
+				diffs = append(diffs, d)
+			}
+			g, w = g[1:], w[1:]
+		}
+	}
+	return diffs
+}
+
+// diffEntry says how a producer's entry in a snapshot differs from the
+// replay's, or "" when it does not (beyond a coordinator epoch reset by
+// forgetting the producer).
+func diffEntry(g, w producerstate.Entry) string {
+	if g.Equal(w) {
+		return ""
+	}
+	if g.CoordinatorEpoch == -1 {
+		reset := g
+		reset.CoordinatorEpoch = w.CoordinatorEpoch
+		if reset.Equal(w) {
+			return ""
+		}
+	}
+	id := g.ProducerID
+	switch {
+	case g.Epoch != w.Epoch:
+		return fmt.Sprintf("producer %d: epoch %d, the log gives %d", id, g.Epoch, w.Epoch)
+	case g.TxnFirstOffset != w.TxnFirstOffset:
+		return fmt.Sprintf("producer %d: open transaction %s, the log gives %s", id, txnText(g.TxnFirstOffset), txnText(w.TxnFirstOffset))
+	case g.CoordinatorEpoch != w.CoordinatorEpoch:
+		return fmt.Sprintf("producer %d: coordinator epoch %d, the log gives %d", id, g.CoordinatorEpoch, w.CoordinatorEpoch)
+	case g.LastTimestamp != w.LastTimestamp:
+		return fmt.Sprintf("producer %d: last timestamp %d, the log gives %d", id, g.LastTimestamp, w.LastTimestamp)
+	default:
+		return fmt.Sprintf("producer %d: window %s, the log gives %s", id, windowText(g.Batches), windowText(w.Batches))
+	}
+}
+
+func txnText(first int64) string {
+	if first < 0 {
+		return "none"
+	}
+	return fmt.Sprintf("from offset %d", first)
+}
+
+// windowText formats a window as `logstore producers` does:
+// [firstSeq..lastSeq@firstOffset..lastOffset ts=T, ...].
+func windowText(w []producerstate.BatchMeta) string {
+	var b strings.Builder
+	b.WriteByte('[')
+	for i, m := range w {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%d..%d@%d..%d ts=%d", m.FirstSeq, m.LastSeq, m.FirstOffset, m.LastOffset, m.Timestamp)
+	}
+	b.WriteByte(']')
+	return b.String()
+}
+
+// trimPackage drops a "logstore/<package>: " prefix from an error's text.
+func trimPackage(err error) string {
+	msg := err.Error()
+	if rest, ok := strings.CutPrefix(msg, "logstore/"); ok {
+		if _, after, ok := strings.Cut(rest, ": "); ok {
+			return after
+		}
+	}
+	return msg
+}

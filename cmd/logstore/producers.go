@@ -1,0 +1,186 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/logstore/logstore"
+	"github.com/logstore/logstore/producerstate"
+	"github.com/logstore/logstore/recordbatch"
+)
+
+// producersOptions holds the flags of `logstore producers`.
+type producersOptions struct {
+	partitionFlags
+	json   bool
+	expiry time.Duration
+
+	stdout io.Writer
+	stderr io.Writer
+	where  string // the command path, for notices on stderr
+}
+
+func newProducersCommand() *cobra.Command {
+	opts := &producersOptions{partitionFlags: newPartitionFlags(), expiry: producerstate.DefaultExpireAfter}
+	cmd := &cobra.Command{
+		Use:   "producers [--dir DIR] [--topic TOPIC] [--partition N] [--json]",
+		Short: "Print a partition's idempotent-producer state",
+		Long: `producers prints the producer state of a partition as the store holds it
+after opening: one line per producer, in producer id order:
+
+  producerId=<id> epoch=<epoch> lastSequence=<seq> lastTimestamp=<ms> txnFirstOffset=<offset|none> coordinatorEpoch=<epoch> window=[<entry>, ...]
+
+where each window entry, oldest first (at most 5), is one batch the
+producer wrote in its current epoch:
+
+  <first sequence>..<last sequence>@<first offset>..<last offset> ts=<max timestamp>
+
+lastSequence is the last sequence of the newest window entry, -1 when
+the window is empty (after a new epoch began with a transaction marker);
+lastTimestamp is the max timestamp of the producer's newest batch or
+marker; txnFirstOffset is the first offset of the producer's open
+transaction, or none; coordinatorEpoch is that of its newest transaction
+marker, -1 before any. For example:
+
+  producerId=31 epoch=1 lastSequence=0 lastTimestamp=1700000000000 txnFirstOffset=none coordinatorEpoch=-1 window=[0..0@5..5 ts=1700000000000]
+
+A partition without producers prints nothing. With --json each producer
+is a JSON object on a line of its own, with the same fields
+("txnFirstOffset" null for none, "window" a list of objects with
+"firstSequence", "lastSequence", "firstOffset", "lastOffset" and
+"timestamp").
+
+producers opens the store as append does: it takes the store's lock
+(waiting up to --lock-timeout), and opening the partition recovers it as
+every open does: after an unclean shutdown a torn tail is cut and the
+indexes rebuilt, snapshots above the log end are deleted, and the state
+is loaded from the newest snapshot plus the log after it; producers idle
+for longer than --producer-expiry (judged on their newest record
+timestamp against the clock) are forgotten, as every open forgets them.
+What opening changed is said on stderr. The store is closed cleanly,
+which saves a snapshot of the state at the log end. To look at a store
+without changing anything, use check.
+
+Exit status: 0 when the state was printed; 1 for bad flags, or a store
+or partition that does not exist or cannot be opened.`,
+		Example: `  logstore producers
+  logstore producers --dir data --topic orders --partition 2 --json
+  logstore producers --producer-expiry 0   # also the producers idle for over a day`,
+		Args: inspectNoArgs("name the partition with --dir, --topic and --partition"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.stdout, opts.stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()
+			opts.where = cmd.CommandPath()
+			return runProducers(opts)
+		},
+	}
+	cmd.Flags().SortFlags = false
+	opts.addTo(cmd)
+	f := cmd.Flags()
+	f.BoolVar(&opts.json, "json", false, "print producers as JSON Lines")
+	f.DurationVar(&opts.expiry, "producer-expiry", opts.expiry, "forget producers idle for longer than this when opening; 0 keeps them all")
+	return cmd
+}
+
+func runProducers(o *producersOptions) (err error) {
+	if o.expiry < 0 {
+		return fmt.Errorf("--producer-expiry %s: must be 0 (never) or more", o.expiry)
+	}
+	opts := logstore.Options{ProducerExpiry: o.expiry}
+	if o.expiry == 0 {
+		opts.ProducerExpiry = -1 // the store's "off"; its zero means its own default
+	}
+	store, p, err := o.open(opts)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, store.Close()) }()
+	reportRecovery(o.stderr, o.where, p)
+
+	out := bufio.NewWriter(o.stdout)
+	for _, e := range p.ProducerSnapshot().Producers {
+		var line []byte
+		if o.json {
+			if line, err = json.Marshal(producerJSONOf(e)); err != nil {
+				return err
+			}
+		} else {
+			line = appendProducerText(nil, e)
+		}
+		out.Write(line) // a bufio.Writer keeps its first error for Flush
+		out.WriteByte('\n')
+	}
+	if err := out.Flush(); err != nil {
+		return fmt.Errorf("writing the producers: %w", err)
+	}
+	return nil
+}
+
+// producerLastSequence is the last sequence of the producer's newest window
+// entry, or -1.
+func producerLastSequence(e producerstate.Entry) int32 {
+	if n := len(e.Batches); n > 0 {
+		return e.Batches[n-1].LastSeq
+	}
+	return recordbatch.NoSequence
+}
+
+// appendProducerText appends the text line of e, without its newline.
+func appendProducerText(dst []byte, e producerstate.Entry) []byte {
+	txn := "none"
+	if e.TxnFirstOffset >= 0 {
+		txn = fmt.Sprint(e.TxnFirstOffset)
+	}
+	dst = fmt.Appendf(dst, "producerId=%d epoch=%d lastSequence=%d lastTimestamp=%d txnFirstOffset=%s coordinatorEpoch=%d window=[",
+		e.ProducerID, e.Epoch, producerLastSequence(e), e.LastTimestamp, txn, e.CoordinatorEpoch)
+	for i, m := range e.Batches {
+		if i > 0 {
+			dst = append(dst, ", "...)
+		}
+		dst = fmt.Appendf(dst, "%d..%d@%d..%d ts=%d", m.FirstSeq, m.LastSeq, m.FirstOffset, m.LastOffset, m.Timestamp)
+	}
+	return append(dst, ']')
+}
+
+// producerJSONLine is the --json object of one producer.
+type producerJSONLine struct {
+	ProducerID       int64                     `json:"producerId"`
+	Epoch            int16                     `json:"epoch"`
+	LastSequence     int32                     `json:"lastSequence"`
+	LastTimestamp    int64                     `json:"lastTimestamp"`
+	TxnFirstOffset   *int64                    `json:"txnFirstOffset"`
+	CoordinatorEpoch int32                     `json:"coordinatorEpoch"`
+	Window           []producerJSONWindowEntry `json:"window"`
+}
+
+type producerJSONWindowEntry struct {
+	FirstSequence int32 `json:"firstSequence"`
+	LastSequence  int32 `json:"lastSequence"`
+	FirstOffset   int64 `json:"firstOffset"`
+	LastOffset    int64 `json:"lastOffset"`
+	Timestamp     int64 `json:"timestamp"`
+}
+
+func producerJSONOf(e producerstate.Entry) producerJSONLine {
+	j := producerJSONLine{
+		ProducerID:       e.ProducerID,
+		Epoch:            e.Epoch,
+		LastSequence:     producerLastSequence(e),
+		LastTimestamp:    e.LastTimestamp,
+		CoordinatorEpoch: e.CoordinatorEpoch,
+		Window:           make([]producerJSONWindowEntry, len(e.Batches)),
+	}
+	if e.TxnFirstOffset >= 0 {
+		first := e.TxnFirstOffset
+		j.TxnFirstOffset = &first
+	}
+	for i, m := range e.Batches {
+		j.Window[i] = producerJSONWindowEntry{FirstSequence: m.FirstSeq, LastSequence: m.LastSeq, FirstOffset: m.FirstOffset, LastOffset: m.LastOffset, Timestamp: m.Timestamp}
+	}
+	return j
+}

@@ -1,0 +1,406 @@
+package main
+
+import (
+	"bufio"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/spf13/cobra"
+
+	"github.com/logstore/logstore"
+	"github.com/logstore/logstore/recordbatch"
+)
+
+// readChunkBytes is how much `logstore read` asks the partition for at
+// a time; the partition returns at least one whole batch.
+const readChunkBytes = 1 << 20
+
+// partitionFlags are the flags that name one partition of a store, as
+// producers and read take them.
+type partitionFlags struct {
+	dir         string
+	topic       string
+	partition   int32
+	lockTimeout time.Duration
+}
+
+func newPartitionFlags() partitionFlags {
+	dir := defaultAppendDir
+	if d := os.Getenv(envStoreDir); d != "" {
+		dir = d
+	}
+	return partitionFlags{dir: dir, topic: defaultAppendTopic, lockTimeout: defaultAppendLockTimeout}
+}
+
+// addTo declares the flags on cmd.
+func (pf *partitionFlags) addTo(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&pf.dir, "dir", pf.dir, "store directory `DIR`, or $"+envStoreDir+" when set")
+	f.StringVar(&pf.topic, "topic", pf.topic, "`TOPIC` of the partition")
+	f.Int32Var(&pf.partition, "partition", pf.partition, "partition number")
+	f.DurationVar(&pf.lockTimeout, "lock-timeout", pf.lockTimeout, "how long to wait while another process holds the store; 0 fails at once")
+}
+
+// open checks the names and that the store and the partition exist
+// (opening must not create them), then opens the store, which takes its
+// lock, and the partition, which recovers it as every open does.
+func (pf *partitionFlags) open(opts logstore.Options) (*logstore.Store, *logstore.Partition, error) {
+	id := logstore.PartitionID{Topic: pf.topic, Partition: pf.partition}
+	if err := id.Validate(); err != nil {
+		return nil, nil, err
+	}
+	if err := existingStoreDir(pf.dir); err != nil {
+		return nil, nil, err
+	}
+	pdir := filepath.Join(pf.dir, id.String())
+	if fi, err := os.Stat(pdir); err != nil || !fi.IsDir() {
+		return nil, nil, fmt.Errorf("store %s has no partition %s (no directory %s)", pf.dir, id, pdir)
+	}
+	opts.LockTimeout = pf.lockTimeout
+	if pf.lockTimeout <= 0 {
+		opts.LockTimeout = -1 // the store's "try once"; its zero means its own default
+	}
+	store, err := logstore.Open(pf.dir, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := store.Partition(pf.topic, pf.partition)
+	if err != nil {
+		return nil, nil, errors.Join(err, store.Close())
+	}
+	return store, p, nil
+}
+
+// existingStoreDir checks that the store directory dir exists and is a
+// directory: the inspecting commands never create a store.
+func existingStoreDir(dir string) error {
+	if dir == "" {
+		return errors.New("--dir is empty")
+	}
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("store directory %s does not exist", dir)
+	case err != nil:
+		return err
+	case !fi.IsDir():
+		return fmt.Errorf("store directory %s is not a directory", dir)
+	}
+	return nil
+}
+
+// reportRecovery says on w what opening p changed on disk, if anything:
+// a cut tail, deleted segments or snapshots, a snapshot db set aside.
+func reportRecovery(w io.Writer, where string, p *logstore.Partition) {
+	rec, st := p.Recovery(), p.Startup()
+	if rec.TruncatedBytes > 0 {
+		fmt.Fprintf(w, "%s: opening partition %s cut %d bytes from segment %020d, from offset %d on: %v\n",
+			where, p.ID(), rec.TruncatedBytes, rec.TruncatedSegment, rec.TruncatedAt, rec.Reason)
+	}
+	if n := len(rec.DeletedSegments); n > 0 {
+		fmt.Fprintf(w, "%s: opening partition %s deleted %d segments after the cut\n", where, p.ID(), n)
+	}
+	if st.Snapshots.Warning != "" {
+		fmt.Fprintf(w, "%s: %s\n", where, st.Snapshots.Warning)
+	}
+	for _, sk := range st.SkippedSnapshots {
+		fmt.Fprintf(w, "%s: opening partition %s skipped the snapshot at offset %d: %v\n", where, p.ID(), sk.Offset, sk.Err)
+	}
+	if st.DeletedAbove > 0 {
+		fmt.Fprintf(w, "%s: opening partition %s deleted %d snapshots above the log end\n", where, p.ID(), st.DeletedAbove)
+	}
+}
+
+// inspectNoArgs refuses positional arguments, naming the flags to use.
+func inspectNoArgs(hint string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			return fmt.Errorf("unexpected argument %q: %s", args[0], hint)
+		}
+		return nil
+	}
+}
+
+// readOptions holds the flags of `logstore read`.
+type readOptions struct {
+	partitionFlags
+	offset     int64
+	offsetSet  bool
+	maxRecords int64
+	json       bool
+
+	stdout io.Writer
+	stderr io.Writer
+	where  string // the command path, for notices on stderr
+}
+
+func newReadCommand() *cobra.Command {
+	opts := &readOptions{partitionFlags: newPartitionFlags()}
+	cmd := &cobra.Command{
+		Use:   "read [--dir DIR] [--topic TOPIC] [--partition N] [--offset N] [--max-records M] [--json]",
+		Short: "Print a partition's records from an offset, as a console consumer does",
+		Long: `read prints the records of a partition from --offset (default: the log
+start) to the log end, or to --max-records records, one line per record:
+
+  offset=<offset> <timestamp type>=<timestamp> key=<key> value=<value> headers=[<key>=<value>,...]
+
+for example
+
+  offset=5 CreateTime=1700000000000 key=user-7 value=hello headers=[source=web,trace=null]
+
+The timestamp type is CreateTime or LogAppendTime, as the batch says; a
+record without a timestamp shows -1. A null key, value or header value
+is the bare word null. A key, value, header key or header value is
+printed as it is when it is non-empty, valid UTF-8, made of printable
+characters other than spaces and , = [ ], does not start with " and is
+not the word null; otherwise it is printed as a double-quoted string
+with Go's escapes: \" \\ \n \t, \u00a0 for unprintable characters and
+\xff for each byte that is not UTF-8. So "" is an empty value, "null"
+the text null, and "\x00\xff" two binary bytes. Control batches
+(transaction markers) are not printed; records of aborted transactions
+are (as a consumer reading uncommitted data sees them).
+
+With --json each record is a JSON object on a line of its own:
+
+  {"offset":5,"timestampType":"CreateTime","timestamp":1700000000000,
+   "key":"user-7","value":"hello","headers":[{"key":"source","value":"web"}]}
+
+A null key or value is null; one that is not valid UTF-8 is given as
+"keyBase64" or "valueBase64" (standard base64) instead of "key" or
+"value", as append --input takes them; header keys and values likewise.
+
+read opens the store as append does: it takes the store's lock (waiting
+up to --lock-timeout), and opening the partition recovers it as every
+open does (after an unclean shutdown a torn tail is cut and the indexes
+rebuilt; what was changed is said on stderr); it closes the store
+cleanly. To look at a store without changing anything, use check.
+
+Exit status: 0 when the records were printed; 1 for bad flags, a store
+or partition that does not exist or cannot be opened, an offset outside
+the log, or a batch that cannot be read.`,
+		Example: `  logstore read --offset 0
+  logstore read --dir data --topic orders --partition 2 --offset 100 --max-records 10
+  logstore read --json | jq .value`,
+		Args: inspectNoArgs("name the partition with --dir, --topic and --partition"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.offsetSet = cmd.Flags().Changed("offset")
+			opts.stdout, opts.stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()
+			opts.where = cmd.CommandPath()
+			return runRead(opts)
+		},
+	}
+	cmd.Flags().SortFlags = false
+	opts.addTo(cmd)
+	f := cmd.Flags()
+	f.Int64Var(&opts.offset, "offset", 0, "first offset to print (default the log start)")
+	f.Int64Var(&opts.maxRecords, "max-records", 0, "stop after this many records; 0 for no limit")
+	f.BoolVar(&opts.json, "json", false, "print records as JSON Lines")
+	return cmd
+}
+
+func runRead(o *readOptions) (err error) {
+	if o.maxRecords < 0 {
+		return fmt.Errorf("--max-records %d: must be 0 (no limit) or more", o.maxRecords)
+	}
+	store, p, err := o.open(logstore.Options{})
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, store.Close()) }()
+	reportRecovery(o.stderr, o.where, p)
+
+	start, end := p.StartOffset(), p.EndOffset()
+	off := start
+	if o.offsetSet {
+		off = o.offset
+	}
+	if off < start || off > end {
+		return fmt.Errorf("--offset %d is outside partition %s, which holds offsets %d to %d", off, p.ID(), start, end-1)
+	}
+	out := bufio.NewWriter(o.stdout)
+	defer func() {
+		if ferr := out.Flush(); ferr != nil && err == nil {
+			err = fmt.Errorf("writing the records: %w", ferr)
+		}
+	}()
+	rp := &recordPrinter{w: out, json: o.json}
+	var rr recordbatch.RecordReader
+	printed := int64(0)
+	for off < end && (o.maxRecords == 0 || printed < o.maxRecords) {
+		data, err := p.Read(off, readChunkBytes)
+		if err != nil {
+			return err
+		}
+		if len(data) == 0 {
+			break
+		}
+		for len(data) > 0 && (o.maxRecords == 0 || printed < o.maxRecords) {
+			b, err := recordbatch.Parse(data, 0)
+			if err == nil {
+				err = b.Validate()
+			}
+			if err != nil {
+				return fmt.Errorf("partition %s: the batch holding offset %d: %w", p.ID(), off, err)
+			}
+			data = data[b.Size():]
+			next := b.LastOffset() + 1
+			if b.Attributes().Control() {
+				off = next
+				continue
+			}
+			tsType := b.Attributes().TimestampType()
+			if err := rr.Reset(b, 0); err != nil {
+				return fmt.Errorf("partition %s: the batch at offsets %d..%d: %w", p.ID(), b.BaseOffset(), b.LastOffset(), err)
+			}
+			for rr.Next() {
+				rec := rr.Record()
+				if rec.Offset < off {
+					continue
+				}
+				if err := rp.print(rec, tsType); err != nil {
+					return fmt.Errorf("writing the records: %w", err)
+				}
+				if printed++; o.maxRecords > 0 && printed >= o.maxRecords {
+					break
+				}
+			}
+			if err := rr.Err(); err != nil {
+				return fmt.Errorf("partition %s: the batch at offsets %d..%d: %w", p.ID(), b.BaseOffset(), b.LastOffset(), err)
+			}
+			off = next
+		}
+	}
+	return nil
+}
+
+// recordPrinter prints records as text or JSON Lines.
+type recordPrinter struct {
+	w    *bufio.Writer
+	json bool
+	buf  []byte
+}
+
+func (rp *recordPrinter) print(rec *recordbatch.Record, tsType recordbatch.TimestampType) error {
+	b := rp.buf[:0]
+	if rp.json {
+		b = fmt.Appendf(b, `{"offset":%d,"timestampType":%q,"timestamp":%d,`, rec.Offset, tsType.String(), rec.Timestamp)
+		b = readAppendJSONBytes(b, "key", rec.Key)
+		b = append(b, ',')
+		b = readAppendJSONBytes(b, "value", rec.Value)
+		b = append(b, `,"headers":[`...)
+		for i, h := range rec.Headers {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, '{')
+			b = readAppendJSONBytes(b, "key", readHeaderKey(h.Key))
+			b = append(b, ',')
+			b = readAppendJSONBytes(b, "value", h.Value)
+			b = append(b, '}')
+		}
+		b = append(b, "]}\n"...)
+	} else {
+		b = fmt.Appendf(b, "offset=%d %s=%d key=", rec.Offset, tsType, rec.Timestamp)
+		b = readAppendText(b, rec.Key)
+		b = append(b, " value="...)
+		b = readAppendText(b, rec.Value)
+		b = append(b, " headers=["...)
+		for i, h := range rec.Headers {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = readAppendText(b, readHeaderKey(h.Key))
+			b = append(b, '=')
+			b = readAppendText(b, h.Value)
+		}
+		b = append(b, "]\n"...)
+	}
+	rp.buf = b
+	_, err := rp.w.Write(b)
+	return err
+}
+
+// readHeaderKey turns a nil header key, which the wire cannot carry as null,
+// into the empty key it is.
+func readHeaderKey(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
+}
+
+// readAppendText appends b in the text form of `logstore read`: null,
+// the bytes as they are, or a Go-quoted string (see the command's help).
+func readAppendText(dst, b []byte) []byte {
+	if b == nil {
+		return append(dst, "null"...)
+	}
+	s := string(b)
+	if readNeedsQuotes(s) {
+		return strconv.AppendQuote(dst, s)
+	}
+	return append(dst, s...)
+}
+
+func readNeedsQuotes(s string) bool {
+	if s == "" || s == "null" || s[0] == '"' || !utf8.ValidString(s) {
+		return true
+	}
+	for _, r := range s {
+		if !unicode.IsPrint(r) || unicode.IsSpace(r) || strings.ContainsRune(",=[]", r) {
+			return true
+		}
+	}
+	return false
+}
+
+// readAppendJSONBytes appends the member "name":value for b: null, a JSON
+// string when b is valid UTF-8, else "<name>Base64" with b in standard
+// base64.
+func readAppendJSONBytes(dst []byte, name string, b []byte) []byte {
+	switch {
+	case b == nil:
+		return fmt.Appendf(dst, "%q:null", name)
+	case utf8.Valid(b):
+		dst = fmt.Appendf(dst, "%q:", name)
+		return readAppendJSONString(dst, b)
+	default:
+		dst = fmt.Appendf(dst, `%q:"`, name+"Base64")
+		dst = base64.StdEncoding.AppendEncode(dst, b)
+		return append(dst, '"')
+	}
+}
+
+// readAppendJSONString appends s, valid UTF-8, as a JSON string: quotes,
+// backslashes and control characters escaped, everything else as is.
+func readAppendJSONString(dst, s []byte) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	for _, c := range s {
+		switch {
+		case c == '"' || c == '\\':
+			dst = append(dst, '\\', c)
+		case c == '\n':
+			dst = append(dst, '\\', 'n')
+		case c == '\r':
+			dst = append(dst, '\\', 'r')
+		case c == '\t':
+			dst = append(dst, '\\', 't')
+		case c < 0x20:
+			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		default:
+			dst = append(dst, c)
+		}
+	}
+	return append(dst, '"')
+}
