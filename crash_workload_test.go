@@ -1,0 +1,402 @@
+package logstore_test
+
+// The crash workloads: small, seeded client histories run against a
+// store on a crashfs.FS, recording a crash point after every filesystem
+// operation.
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"testing"
+
+	"github.com/logstore/logstore"
+	"github.com/logstore/logstore/internal/crashfs"
+	"github.com/logstore/logstore/producerstate"
+	"github.com/logstore/logstore/recordbatch"
+)
+
+// crashWorkload is the shape of a workload; the seed fills it in.
+type crashWorkload struct {
+	name      string
+	steps     int
+	producers int
+	sync      logstore.SyncMode
+	segBytes  int64
+	retention int64 // RetentionBytes, 0 for none
+	restarts  bool  // clean and unclean closes and reopens along the way
+	sample    int   // check one crash point in sample, chosen by the seed (0, 1: all)
+}
+
+// crashPoint is one moment a crash is tried at: the filesystem as it was
+// then (unsynced state included), the snapshot db as last committed, and
+// what the oracle must find.
+type crashPoint struct {
+	n    int    // index among the run's points: what LOGSTORE_CRASH_POINT names
+	what string // the workload step and the operation
+	fs   *crashfs.FS
+	db   []byte
+	tl   int // len(timeline) then
+	ack  int // acknowledged batches then
+}
+
+// crashProducer is a client's view of one idempotent producer.
+type crashProducer struct {
+	pid        int64
+	epoch      int16 // the epoch it sends with
+	storeEpoch int16 // the newest epoch the store accepted from it
+	next       int32
+	window     []int // timeline indices of its newest accepted batches in epoch, oldest first
+	registered bool  // the store accepted a batch of epoch
+}
+
+// crashRun is one workload being run.
+type crashRun struct {
+	t    testing.TB
+	w    crashWorkload
+	seed uint64
+	rng  *rand.Rand
+	env  crashEnv
+
+	fs    *crashfs.FS
+	store *logstore.Store
+	p     *logstore.Partition
+
+	tl     timeline
+	acked  int
+	prods  []*crashProducer
+	step   int
+	what   string
+	points []crashPoint
+	lastDB []byte
+	record bool
+	err    error // the first failure seen inside a hook
+}
+
+func newCrashRun(t testing.TB, w crashWorkload, seed uint64) *crashRun {
+	r := &crashRun{
+		t: t, w: w, seed: seed,
+		rng: rand.New(rand.NewPCG(seed, 0x10657)),
+		env: crashEnv{
+			root:  t.TempDir(),
+			topic: "crash",
+			opts:  logstore.Options{Sync: w.sync, ProducerExpiry: -1, Segment: crashSegmentConfig(w.segBytes, w.retention)},
+		},
+		record: true,
+	}
+	for i := range w.producers {
+		r.prods = append(r.prods, &crashProducer{pid: int64(100 + i)})
+	}
+	return r
+}
+
+// fail reports a failure of the workload itself (not of a crash image)
+// with what replays it.
+func (r *crashRun) fail(format string, args ...any) {
+	r.t.Helper()
+	r.t.Fatalf("workload %s seed %d step %d (%s): %s\nreplay: LOGSTORE_CRASH_SEED=%d go test -run 'TestCrashRecovery/%s' .",
+		r.w.name, r.seed, r.step, r.what, fmt.Sprintf(format, args...), r.seed, r.w.name)
+}
+
+// hook records a crash point after every filesystem operation. The db is
+// read here: bbolt commits happen between operations, and each returns
+// only once it is durable, so the file read is the last committed state.
+// When a commit came since the previous operation, the moment just after
+// it (the previous filesystem state, the new db) is a point too.
+func (r *crashRun) hook(op crashfs.Op) {
+	if !r.record || r.err != nil {
+		return
+	}
+	db, err := r.env.readDB()
+	if err != nil {
+		r.err = err
+		return
+	}
+	if !bytes.Equal(db, r.lastDB) && len(r.points) > 0 {
+		prev := r.points[len(r.points)-1]
+		prev.n, prev.db, prev.what = len(r.points), db, prev.what+", then a snapshot commit"
+		r.points = append(r.points, prev)
+	}
+	r.lastDB = db
+	r.points = append(r.points, crashPoint{
+		n:    len(r.points),
+		what: fmt.Sprintf("step %d %s: after %s", r.step, r.what, op),
+		fs:   r.fs.Clone(),
+		db:   db,
+		tl:   len(r.tl),
+		ack:  r.acked,
+	})
+}
+
+// open opens the store on fs and the partition.
+func (r *crashRun) open() {
+	r.t.Helper()
+	r.fs.SetHook(r.hook)
+	opts := r.env.opts
+	opts.Segment.FS = r.fs
+	opts.LockTimeout = -1
+	s, err := logstore.Open(r.env.root, opts)
+	if err != nil {
+		r.fail("open: %v", err)
+	}
+	r.store = s
+	if r.p, err = s.Partition(r.env.topic, 0); err != nil {
+		r.fail("open partition: %v", err)
+	}
+}
+
+// run runs the workload and closes the store cleanly at the end.
+func (r *crashRun) run() {
+	r.t.Helper()
+	if err := r.env.setDB(nil); err != nil {
+		r.t.Fatal(err)
+	}
+	r.fs = crashfs.New(r.env.root)
+	r.what = "open"
+	r.open()
+	for r.step = 1; r.step <= r.w.steps; r.step++ {
+		r.doStep()
+		if r.err != nil {
+			r.fail("%v", r.err)
+		}
+	}
+	r.what = "close"
+	if err := r.store.Close(); err != nil {
+		r.fail("close: %v", err)
+	}
+	r.finish()
+}
+
+// finish records the point after the last operation with the final db.
+func (r *crashRun) finish() {
+	db, err := r.env.readDB()
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	if !bytes.Equal(db, r.lastDB) && len(r.points) > 0 {
+		prev := r.points[len(r.points)-1]
+		prev.n, prev.db, prev.what = len(r.points), db, prev.what+", then a snapshot commit"
+		r.points = append(r.points, prev)
+	}
+	r.fs.SetHook(nil)
+}
+
+func (r *crashRun) doStep() {
+	r.t.Helper()
+	pr := r.prods[r.rng.IntN(len(r.prods))]
+	switch x := r.rng.IntN(100); {
+	case x < 55 || !pr.registered:
+		r.what = fmt.Sprintf("producer %d sends seq %d", pr.pid, pr.next)
+		r.sendNext(pr)
+		if r.rng.IntN(5) == 0 {
+			// The ack was lost on the way: the producer retries the
+			// batch in flight.
+			r.what += ", retried"
+			r.retry(pr, len(pr.window)-1)
+		}
+	case x < 68:
+		i := r.rng.IntN(len(pr.window))
+		r.what = fmt.Sprintf("producer %d retries window entry %d", pr.pid, i)
+		r.retry(pr, i)
+	case x < 74:
+		r.what = fmt.Sprintf("producer %d bumps its epoch to %d", pr.pid, pr.epoch+1)
+		pr.epoch++
+		pr.next, pr.window, pr.registered = 0, nil, false
+		r.sendNext(pr)
+	case x < 79:
+		if pr.storeEpoch == 0 {
+			r.what = fmt.Sprintf("producer %d leaves a gap", pr.pid)
+			r.expectRefused(producerBatch(pr.pid, pr.epoch, pr.next+1, 1, crashTS), logstore.ErrOutOfOrder)
+			return
+		}
+		r.what = fmt.Sprintf("zombie of producer %d sends with epoch %d", pr.pid, pr.storeEpoch-1)
+		r.expectRefused(producerBatch(pr.pid, pr.storeEpoch-1, 1000, 1, crashTS), logstore.ErrFenced)
+	case x < 85:
+		r.what = "a batch without a producer"
+		r.send(batchOf(fmt.Sprintf("plain %d", r.step)), nil)
+	case x < 92 && r.w.restarts:
+		r.what = "clean close and reopen"
+		if err := r.store.Close(); err != nil {
+			r.fail("close: %v", err)
+		}
+		r.open()
+	case x < 100 && r.w.restarts:
+		r.crashAndReopen()
+	default:
+		r.what = fmt.Sprintf("producer %d sends seq %d", pr.pid, pr.next)
+		r.sendNext(pr)
+	}
+}
+
+// sendNext sends pr's next batch of 1 to 5 records: it must be accepted.
+func (r *crashRun) sendNext(pr *crashProducer) {
+	n := 1 + r.rng.IntN(5)
+	b := producerBatch(pr.pid, pr.epoch, pr.next, n, crashTS+int64(r.step))
+	r.send(b, pr)
+	pr.next = recordbatch.IncrementSequence(pr.next, int32(n))
+	pr.storeEpoch, pr.registered = pr.epoch, true
+}
+
+// send appends b, which must be accepted at the log end. The batch joins
+// the timeline before the append, as the batch in flight.
+func (r *crashRun) send(b []byte, pr *crashProducer) {
+	r.t.Helper()
+	base := r.p.EndOffset()
+	r.tl = append(r.tl, newWritten(b, base))
+	res, err := r.p.Append(b)
+	if err != nil || res.Duplicate || res.BaseOffset != base {
+		r.fail("append: %+v, %v; want OK at %d", res, err, base)
+	}
+	r.acked = len(r.tl)
+	if pr != nil {
+		pr.window = append(pr.window, len(r.tl)-1)
+		if len(pr.window) > producerstate.WindowSize {
+			pr.window = pr.window[1:]
+		}
+	}
+}
+
+// retry sends again the batch of pr's window at i: a DUPLICATE with its
+// offsets.
+func (r *crashRun) retry(pr *crashProducer, i int) {
+	r.t.Helper()
+	w := r.tl[pr.window[i]]
+	res, err := r.p.Append(bytes.Clone(w.data))
+	if err != nil || !res.Duplicate || res.BaseOffset != w.base || res.LastOffset != w.last {
+		r.fail("retry of seq %d: %+v, %v; want DUPLICATE %d..%d", w.seq, res, err, w.base, w.last)
+	}
+}
+
+func (r *crashRun) expectRefused(b []byte, want error) {
+	r.t.Helper()
+	end := r.p.EndOffset()
+	if _, err := r.p.Append(b); !errors.Is(err, want) {
+		r.fail("got %v, want %v", err, want)
+	}
+	if r.p.EndOffset() != end {
+		r.fail("a refused batch moved the log end")
+	}
+}
+
+// crashAndReopen crashes the workload's own machine mid-run: the store is
+// abandoned, a crashed image of its files (and the db as committed) is
+// opened, checked, and the lost batches are sent again, so the run goes
+// on from the same timeline. The recovery's own operations are crash
+// points too.
+func (r *crashRun) crashAndReopen() {
+	r.t.Helper()
+	mode := crashfs.Modes[r.rng.IntN(len(crashfs.Modes))]
+	r.what = "crash (" + mode.String() + ") and reopen"
+	img := r.fs.Crash(mode, rand.New(rand.NewPCG(r.seed, uint64(r.step))))
+	db, err := r.env.readDB()
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	// Let go of the old store: its close writes to the old filesystem,
+	// which is gone, and commits a snapshot to the real db, which is put
+	// back as it was at the crash.
+	r.fs.SetHook(nil)
+	r.store.Close()
+	if err := r.env.setDB(db); err != nil {
+		r.t.Fatal(err)
+	}
+	r.fs = img
+	acked := r.acked
+	durable := r.w.sync == logstore.SyncAlways || mode == crashfs.KeepAll
+	if !durable {
+		// What survived is known once the store has opened; until then
+		// (the crash points of the recovery itself) nothing acknowledged
+		// is owed.
+		r.acked = 0
+	}
+	r.open()
+	if err := oracle(r.p, expect{tl: r.tl, acked: acked, durable: durable}, checkOptions{}); err != nil {
+		r.fail("after the crash: %v", err)
+	}
+	// What was lost is no longer acknowledged; its producers send it
+	// again.
+	r.acked = min(acked, r.tl.index(r.p.EndOffset()))
+	if err := resendLost(r.p, r.tl); err != nil {
+		r.fail("%v", err)
+	}
+	r.acked = len(r.tl)
+}
+
+// crashStats counts what a sweep did.
+type crashStats struct {
+	recorded, points, images, checked, skipped int
+}
+
+// checkPoints crashes every recorded point in every mode and checks each
+// distinct image. only, when >= 0, limits it to one point; mode, when
+// set, to one mode.
+func (r *crashRun) checkPoints(only int, modes []crashfs.Mode, reopenEvery int) crashStats {
+	r.t.Helper()
+	st := crashStats{recorded: len(r.points)}
+	seen := map[[32]byte]bool{}
+	for _, cp := range r.points {
+		if only >= 0 && cp.n != only {
+			continue
+		}
+		if only < 0 && r.w.sample > 1 && rngFor(r.seed, 0x5a4d91e+uint64(cp.n)).IntN(r.w.sample) != 0 {
+			continue
+		}
+		st.points++
+		for _, mode := range modes {
+			st.images++
+			rng := rand.New(rand.NewPCG(r.seed, uint64(cp.n)<<8|uint64(mode)))
+			img := cp.fs.Crash(mode, rng)
+			key := imageKey(img, cp)
+			if seen[key] {
+				st.skipped++
+				continue
+			}
+			seen[key] = true
+			st.checked++
+			ex := expect{tl: r.tl[:cp.tl], acked: cp.ack, durable: r.w.sync == logstore.SyncAlways || mode == crashfs.KeepAll}
+			o := checkOptions{resend: true, newAppend: true, reopen: reopenEvery > 0 && st.checked%reopenEvery == 0}
+			if reopenEvery > 0 && st.checked%reopenEvery == 1 {
+				o = checkOptions{diverge: true}
+			}
+			if err := r.env.checkImage(img, cp.db, ex, o); err != nil {
+				r.t.Fatalf("workload %s seed %d, crash point %d (%s), mode %s: %v\nreplay: LOGSTORE_CRASH_SEED=%d LOGSTORE_CRASH_POINT=%d LOGSTORE_CRASH_MODE=%s go test -run 'TestCrashRecovery/%s' .",
+					r.w.name, r.seed, cp.n, cp.what, mode, err, r.seed, cp.n, mode, r.w.name)
+			}
+		}
+	}
+	return st
+}
+
+// imageKey identifies what a check of img at cp sees: the files, the db,
+// and the oracle's expectations.
+func imageKey(img *crashfs.FS, cp crashPoint) [32]byte {
+	h := sha256.New()
+	d := img.Digest()
+	h.Write(d[:])
+	db := sha256.Sum256(cp.db)
+	h.Write(db[:])
+	fmt.Fprintf(h, "%t %d %d", cp.db == nil, cp.tl, cp.ack)
+	var out [32]byte
+	h.Sum(out[:0])
+	return out
+}
+
+// envInt reads an integer environment variable, def when unset.
+func envInt(t testing.TB, name string, def int) int {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		t.Fatalf("%s=%q: %v", name, v, err)
+	}
+	return n
+}
+
+// rngFor is the random source of one decision, seeded by what replays it.
+func rngFor(seed, stream uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, stream)) }
