@@ -31,9 +31,6 @@ type faultRun struct {
 	tl       timeline
 	acked    int
 	poisoned bool // an append failed
-	// knownIssue is set when the run met the known issue described in
-	// crashAndCheck.
-	knownIssue error
 }
 
 // faultErrno is the error the failAt-th run injects: EIO and ENOSPC in
@@ -184,12 +181,6 @@ func (r *faultRun) crashAndCheck(modes []crashfs.Mode) {
 		switch {
 		case closeErr == nil:
 			r.fatalf("the poisoned store closed without an error")
-		case !errors.Is(closeErr, segment.ErrPoisoned) && r.failed.Kind == crashfs.OpRemove:
-			// Known issue: retention closes a segment's files before
-			// removing them, and keeps the segment when the removal
-			// fails, so Close closes its files a second time and returns
-			// those errors instead of the poison.
-			r.knownIssue = closeErr
 		case !errors.Is(closeErr, segment.ErrPoisoned):
 			r.fatalf("close of the poisoned store: %v; want ErrPoisoned", closeErr)
 		}

@@ -128,7 +128,6 @@ func TestInjectedFaults(t *testing.T) {
 		seeds = []uint64{uint64(s)}
 	}
 	counts := map[string]int{}
-	var known []string
 	runs := 0
 	for _, seed := range seeds {
 		clean := &faultRun{t: t, env: env(), seed: seed}
@@ -146,15 +145,9 @@ func TestInjectedFaults(t *testing.T) {
 			r.crashAndCheck(modes)
 			runs++
 			counts[fmt.Sprintf("%s/%s", r.failed.Kind, r.errno)]++
-			if r.knownIssue != nil {
-				known = append(known, fmt.Sprintf("seed %d at %d", seed, failAt))
-			}
 		}
 	}
 	t.Logf("%d seeds, %d runs, each failing one operation: %v", len(seeds), runs, counts)
-	if len(known) > 0 {
-		t.Logf("known issue in %d runs (first: %s): a store poisoned by a failed removal in retention closes with the errors of closing that segment's files twice, not with ErrPoisoned", len(known), known[0])
-	}
 }
 
 // TestGarbageAfterLog is Kafka's testCorruptLog: bytes appended to the

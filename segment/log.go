@@ -529,14 +529,17 @@ func (l *Log) applyRetention() ([]int64, error) {
 		return nil, l.poison("retention", err)
 	}
 	l.ckpt = ck
+	// The segments leave the log before their files go, so a failed
+	// removal leaves no closed segment behind for Close to close again.
+	gone := l.segs[:n]
+	l.segs = append([]*segment(nil), l.segs[n:]...)
 	var deleted []int64
-	for _, s := range l.segs[:n] {
+	for _, s := range gone {
 		deleted = append(deleted, s.base)
 		if err := s.remove(); err != nil {
 			return deleted, l.poison("retention", err)
 		}
 	}
-	l.segs = append([]*segment(nil), l.segs[n:]...)
 	if err := l.cfg.FS.SyncDir(l.dir); err != nil {
 		return deleted, l.poison("retention", err)
 	}
@@ -552,7 +555,8 @@ func (l *Log) Err() error {
 
 // Close syncs the active segment, adds its closing time index entry,
 // records a clean shutdown and closes the files. A poisoned log is closed
-// without the clean mark, so the next open recovers.
+// without the clean mark, so the next open recovers, and Close returns
+// the error that poisoned it.
 func (l *Log) Close() error {
 	l.syncMu.Lock()
 	defer l.syncMu.Unlock()
@@ -562,8 +566,8 @@ func (l *Log) Close() error {
 		return ErrClosed
 	}
 	l.closed = true
-	var err error
-	if l.err == nil {
+	err := l.err
+	if err == nil {
 		err = l.active().seal()
 		if err == nil {
 			err = writeCheckpoint(l.cfg.FS, l.dir, checkpoint{logStart: l.ckpt.logStart, recoveryPoint: l.active().nextOffset, clean: true})
