@@ -355,14 +355,14 @@ func TestBitFlipWithCheckpointLost(t *testing.T) {
 			if p.EndOffset() == f.tl.end() {
 				return // nothing lost
 			}
-			if rep.TruncatedAt != base || !errors.Is(rep.Reason, recordbatch.ErrCRC) || len(rep.DeletedSegments) == 0 {
+			if rep.TruncatedAt != base || !errors.Is(rep.Reason, recordbatch.ErrCRC) {
 				t.Fatalf("log cut to %d without saying so: %+v", p.EndOffset(), rep)
 			}
 			if err := oracle(p, expect{tl: f.tl, acked: f.tl.index(base), durable: true}, checkOptions{resend: true}); err != nil {
 				t.Fatal(err)
 			}
-			t.Logf("GAP: checkpoint %s and one bit flipped in the first segment: the log was cut at offset %d of %d and segments %v deleted",
-				how, base, f.tl.end(), rep.DeletedSegments)
+			t.Logf("GAP: checkpoint %s and one bit flipped in the first segment: the log was cut at offset %d of %d",
+				how, base, f.tl.end())
 		})
 	}
 }

@@ -37,11 +37,14 @@
 //   - Indexes are derived data: appends do not wait for them, and a crash
 //     rebuilds them from the log.
 //   - After an unclean shutdown, Open scans every batch (size, magic,
-//     CRC) from the segment holding the recovery point, cuts the log at
-//     the first torn or invalid batch, removes the segments after the cut
-//     (as Kafka does), rebuilds the scanned indexes, syncs what it kept
-//     and says what it cut (RecoveryReport). Damage found below the
-//     recovery point is returned as a *CorruptionError, never cut.
+//     CRC) from the segment holding the recovery point, cuts the last
+//     segment at its first torn or invalid batch, rebuilds the scanned
+//     indexes, syncs what it kept and says what it cut (RecoveryReport).
+//     Only the last segment can hold a torn write (each earlier one was
+//     synced when it rolled, before its successor existed), so damage in
+//     an earlier segment, or below the recovery point, is returned as a
+//     *CorruptionError and never cut. (Kafka would cut there and delete
+//     every later segment.)
 //   - A failed write or sync poisons the Log: every later call returns
 //     an error matching ErrPoisoned, since the page cache may have dropped
 //     the data. Close then leaves no clean mark, so the next Open recovers.

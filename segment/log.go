@@ -91,7 +91,6 @@ type RecoveryReport struct {
 	TruncatedSegment int64   // base offset of the segment cut, -1 when none
 	TruncatedAt      int64   // the log end offset after the cut (the first offset lost), -1 when none
 	Reason           error   // why the cut was made; errors.Is(Reason, recordbatch.ErrTruncated) for a torn write
-	DeletedSegments  []int64 // segments after the cut, removed as Kafka removes them
 	RebuiltIndexes   []int64 // segments whose index files were rebuilt from the log
 	CheckpointError  error   // an unreadable checkpoint, treated as an unclean shutdown
 }
@@ -115,9 +114,11 @@ type Log struct {
 
 // Open opens the log in dir, creating the directory and a first segment
 // if needed. After an unclean shutdown (no clean checkpoint) it recovers:
-// every segment from the one holding the recovery point on is scanned,
-// cut at the first torn or invalid batch, and the segments after a cut
-// are removed. Everything it recovers is synced before Open returns.
+// every segment from the one holding the recovery point on is scanned;
+// the last is cut at its first torn or invalid batch, and damage in an
+// earlier one (synced when it rolled) is returned as a *CorruptionError
+// with nothing changed. Everything it recovers is synced before Open
+// returns.
 func Open(dir string, cfg Config) (*Log, RecoveryReport, error) {
 	rep := RecoveryReport{TruncatedSegment: -1, TruncatedAt: -1}
 	cfg, err := cfg.withDefaults()
@@ -258,8 +259,14 @@ func (l *Log) openSegments(bases []int64, ck checkpoint, rep *RecoveryReport) er
 		}
 		rep.ScannedSegments = append(rep.ScannedSegments, base)
 		rep.RebuiltIndexes = append(rep.RebuiltIndexes, base)
+		// Only the last segment can hold a torn write: each earlier one
+		// was synced when it rolled, before its successor was created.
+		// Damage in one of them is corruption of durable data, reported
+		// and never cut (Kafka would cut it and delete every later
+		// segment).
+		last := i == len(bases)-1
 		before := s.size
-		res, err := s.recover(l.indexGap, true)
+		res, err := s.recover(l.indexGap, last)
 		if err != nil {
 			return err
 		}
@@ -268,14 +275,6 @@ func (l *Log) openSegments(bases []int64, ck checkpoint, rep *RecoveryReport) er
 			rep.TruncatedSegment = base
 			rep.TruncatedAt = s.nextOffset
 			rep.Reason = res.cutReason
-			for _, later := range bases[i+1:] {
-				rep.DeletedSegments = append(rep.DeletedSegments, later)
-				victim := newSegment(&l.cfg, l.dir, later)
-				if err := victim.remove(); err != nil {
-					return err
-				}
-			}
-			break
 		}
 	}
 	// Segments wholly below the log start (retention interrupted before

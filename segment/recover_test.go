@@ -179,10 +179,13 @@ func TestRecoveryIndexes(t *testing.T) {
 	}
 }
 
-// TestRecoveryRemovesSegmentsAfterCut: without a checkpoint (as in a
-// directory Kafka wrote) every segment is scanned; a bad batch in the
-// second segment cuts it there and removes every later segment.
-func TestRecoveryRemovesSegmentsAfterCut(t *testing.T) {
+// TestDamageInSealedSegmentNotCut: without a checkpoint (as in a
+// directory Kafka wrote) every segment is scanned, but only the last can
+// hold a torn write: a bad batch in the second of several segments is
+// corruption of synced data. Open reports it with the file and position
+// and changes nothing (Kafka would cut there and delete every later
+// segment).
+func TestDamageInSealedSegmentNotCut(t *testing.T) {
 	cfg := segment.Config{SegmentBytes: 1000}
 	dir, _, segs := crashedLog(t, cfg, 30)
 	if len(segs) < 4 {
@@ -191,20 +194,36 @@ func TestRecoveryRemovesSegmentsAfterCut(t *testing.T) {
 	if err := os.Remove(filepath.Join(dir, "logstore.checkpoint")); err != nil {
 		t.Fatal(err)
 	}
-	modify(t, filepath.Join(dir, name(segs[1], ".log")), func(b []byte) []byte { b[len(b)/2] ^= 1; return b })
-	l, rep := open(t, dir, cfg)
-	defer l.Close()
-	if rep.TruncatedSegment != segs[1] || len(rep.DeletedSegments) != len(segs)-2 {
-		t.Fatalf("report %+v", rep)
+	second := filepath.Join(dir, name(segs[1], ".log"))
+	modify(t, second, func(b []byte) []byte { b[len(b)/2] ^= 1; return b })
+	before := snapshotFiles(t, dir)
+	_, _, err := segment.Open(dir, cfg)
+	var ce *segment.CorruptionError
+	if !errors.Is(err, segment.ErrCorrupt) || !errors.As(err, &ce) || ce.File != second {
+		t.Fatalf("got %v, want corruption in %s", err, second)
 	}
-	for _, base := range segs[2:] {
-		if _, err := os.Stat(filepath.Join(dir, name(base, ".log"))); !errors.Is(err, os.ErrNotExist) {
-			t.Fatalf("segment %d kept: %v", base, err)
+	for _, base := range segs {
+		n := name(base, ".log")
+		got, err := os.ReadFile(filepath.Join(dir, n))
+		if err != nil || !bytes.Equal(got, before[n]) {
+			t.Fatalf("%s changed or removed: %v", n, err)
 		}
 	}
-	if l.EndOffset() != rep.TruncatedAt || len(l.Segments()) != 2 {
-		t.Fatalf("end %d, segments %v", l.EndOffset(), l.Segments())
+}
+
+// snapshotFiles reads every .log file of dir.
+func snapshotFiles(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	out := map[string][]byte{}
+	names, _ := filepath.Glob(filepath.Join(dir, "*.log"))
+	for _, n := range names {
+		data, err := os.ReadFile(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[filepath.Base(n)] = data
 	}
+	return out
 }
 
 // TestDamageBelowRecoveryPoint: data below the recovery point was

@@ -243,8 +243,8 @@ func (w *verifyRun) run() (VerifyStats, error) {
 	}
 
 	// After an unclean shutdown the next open scans from the segment
-	// holding the recovery point, cuts at the first damage and removes
-	// the segments after the cut.
+	// holding the recovery point; it cuts damage in the last segment and
+	// refuses damage in any earlier one.
 	scanFrom := len(bases)
 	if !w.stats.Clean {
 		scanFrom = 0
@@ -255,15 +255,13 @@ func (w *verifyRun) run() (VerifyStats, error) {
 		}
 	}
 	prevEnd := int64(-1) // offset after the previous segment's last batch
-	cutSeen := false     // the next open cuts in an earlier segment
 	for i, base := range bases {
 		sc := &segCheck{
 			run:     w,
 			base:    base,
 			logName: fileName(w.dir, base, logSuffix),
 			active:  i == len(bases)-1,
-			scanned: i >= scanFrom && !cutSeen,
-			deleted: cutSeen,
+			scanned: i >= scanFrom,
 			later:   len(bases) - 1 - i,
 			next:    base,
 		}
@@ -275,9 +273,6 @@ func (w *verifyRun) run() (VerifyStats, error) {
 		}
 		if err := sc.verify(); err != nil {
 			return w.stats, err
-		}
-		if sc.cut {
-			cutSeen = true
 		}
 		w.stats.Segments++
 		prevEnd = max(prevEnd, sc.next)
@@ -345,14 +340,12 @@ type segCheck struct {
 	logName string
 	active  bool // the last segment
 	scanned bool // the next open scans it, cuts at its first damage and rebuilds its indexes
-	deleted bool // the next open cuts the log in an earlier segment and deletes this one
 	later   int  // segments after this one
 
 	size       int64
 	next       int64 // offset after the last batch so far (base before any)
 	failures   []failure
 	validAfter bool // a valid batch followed the first failure
-	cut        bool // the next open cuts the log in this segment
 
 	idx  *indexCheck
 	tidx *indexCheck
@@ -389,11 +382,8 @@ func (s *segCheck) verify() error {
 		return err
 	}
 	defer s.tidx.close()
-	switch {
-	case s.scanned:
+	if s.scanned {
 		s.idx.rebuilt, s.tidx.rebuilt = "the next open rebuilds this index", "the next open rebuilds this index"
-	case s.deleted:
-		s.idx.rebuilt, s.tidx.rebuilt = "the next open deletes this segment", "the next open deletes this segment"
 	}
 
 	endPos, err := s.scanLog(f)
@@ -553,7 +543,6 @@ func (s *segCheck) reportLog() {
 	for i, f := range s.failures {
 		p := Problem{Kind: ProblemCorrupt, File: s.logName, Pos: f.pos, Detail: f.detail}
 		if i == 0 && s.scanned {
-			s.cut = true
 			lost := s.size - f.pos
 			if s.active && !s.validAfter {
 				p.Kind = ProblemTornTail
@@ -563,9 +552,12 @@ func (s *segCheck) reportLog() {
 				// What follows is inside the torn tail.
 				break
 			}
-			p.Detail += fmt.Sprintf("; the next open cuts the log here, dropping %d bytes of this file", lost)
 			if s.later > 0 {
-				p.Detail += fmt.Sprintf(" and the %d segments after it", s.later)
+				// Only the last segment is ever cut: damage in one with
+				// successors is synced data gone bad.
+				p.Detail += "; the next open refuses the partition: this segment has successors, so it was synced and is not cut"
+			} else {
+				p.Detail += fmt.Sprintf("; the next open cuts the log here, dropping %d bytes of this file", lost)
 			}
 		}
 		w.stats.Damaged = true

@@ -100,15 +100,12 @@ func existingStoreDir(dir string) error {
 }
 
 // reportRecovery says on w what opening p changed on disk, if anything:
-// a cut tail, deleted segments or snapshots, a snapshot db set aside.
+// a cut tail, deleted snapshots, a snapshot db set aside.
 func reportRecovery(w io.Writer, where string, p *logstore.Partition) {
 	rec, st := p.Recovery(), p.Startup()
 	if rec.TruncatedBytes > 0 {
 		fmt.Fprintf(w, "%s: opening partition %s cut %d bytes from segment %020d, from offset %d on: %v\n",
 			where, p.ID(), rec.TruncatedBytes, rec.TruncatedSegment, rec.TruncatedAt, rec.Reason)
-	}
-	if n := len(rec.DeletedSegments); n > 0 {
-		fmt.Fprintf(w, "%s: opening partition %s deleted %d segments after the cut\n", where, p.ID(), n)
 	}
 	if st.Snapshots.Warning != "" {
 		fmt.Fprintf(w, "%s: %s\n", where, st.Snapshots.Warning)
