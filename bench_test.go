@@ -2,6 +2,7 @@ package logstore_test
 
 import (
 	"fmt"
+	"github.com/logstore/logstore/internal/testutil"
 	"os"
 	"path/filepath"
 	"sync"
@@ -157,7 +158,7 @@ func BenchmarkOpen(b *testing.B) {
 	}
 	// A killed process leaves the directory as it is while open.
 	killed := b.TempDir()
-	copyTree(b, src, killed)
+	testutil.CopyDir(b, src, killed)
 	if err := s.Close(); err != nil {
 		b.Fatal(err)
 	}
@@ -177,7 +178,7 @@ func BenchmarkOpen(b *testing.B) {
 			for b.Loop() {
 				b.StopTimer()
 				dir := b.TempDir()
-				copyTree(b, c.from, dir)
+				testutil.CopyDir(b, c.from, dir)
 				c.strip(dir)
 				syscall.Sync() // the copy is on disk, as a store is before it opens
 				b.StartTimer()
@@ -197,30 +198,5 @@ func BenchmarkOpen(b *testing.B) {
 				b.StartTimer()
 			}
 		})
-	}
-}
-
-// copyTree copies a store directory (without its lock file).
-func copyTree(b *testing.B, from, to string) {
-	err := filepath.Walk(from, func(path string, info os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(from, path)
-		dst := filepath.Join(to, rel)
-		if info.IsDir() {
-			return os.MkdirAll(dst, 0o755)
-		}
-		if info.Name() == ".lock" {
-			return nil
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(dst, data, 0o644)
-	})
-	if err != nil {
-		b.Fatal(err)
 	}
 }

@@ -1,10 +1,10 @@
 package logstore_test
 
 import (
-	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/logstore/logstore/internal/testutil"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -56,27 +56,6 @@ func chkNoProblems(t *testing.T, got []logstore.Problem, stats logstore.CheckSta
 	if stats.Problems != 0 || stats.Notes != len(got) {
 		t.Fatalf("stats %+v, findings:\n%s", stats, chkText(got))
 	}
-}
-
-// chkSums returns a checksum of every file under dir.
-func chkSums(t *testing.T, dir string) map[string][32]byte {
-	t.Helper()
-	sums := map[string][32]byte{}
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		sums[path] = sha256.Sum256(data)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return sums
 }
 
 func chkSameSums(t *testing.T, before, after map[string][32]byte) {
@@ -139,7 +118,7 @@ func chkStore(t *testing.T) string {
 
 func TestCheckCleanStore(t *testing.T) {
 	dir := chkStore(t)
-	before := chkSums(t, dir)
+	before := testutil.FileSums(t, dir)
 	var last logstore.CheckProgress
 	var got []logstore.Problem
 	c := logstore.Checker{
@@ -157,7 +136,7 @@ func TestCheckCleanStore(t *testing.T) {
 	if last.Total == 0 || last.Done != last.Total || last.Total != stats.Bytes {
 		t.Fatalf("last progress %+v, %d bytes", last, stats.Bytes)
 	}
-	chkSameSums(t, before, chkSums(t, dir))
+	chkSameSums(t, before, testutil.FileSums(t, dir))
 }
 
 // TestCheckRandomWorkload: whatever the store did (rolls, retries, new
@@ -218,7 +197,7 @@ func TestCheckRandomWorkload(t *testing.T) {
 					} else {
 						// Killed: the directory as it is while open.
 						dir2 := t.TempDir()
-						copyDir(t, dir, dir2)
+						testutil.CopyDir(t, dir, dir2)
 						if err := s.Close(); err != nil {
 							t.Fatal(err)
 						}

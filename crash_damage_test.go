@@ -6,6 +6,7 @@ package logstore_test
 
 import (
 	"bytes"
+	"github.com/logstore/logstore/internal/testutil"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -52,7 +53,7 @@ func newDamageFixture(t *testing.T, clean bool) *damageFixture {
 	}
 	if !clean {
 		killed := t.TempDir()
-		copyDir(t, f.dir, killed)
+		testutil.CopyDir(t, f.dir, killed)
 		f.dir, f.pdir = killed, filepath.Join(killed, damageTopic+"-0")
 	}
 	if err := s.Close(); err != nil {
@@ -70,7 +71,7 @@ func (f *damageFixture) clone(t *testing.T) *damageFixture {
 	c := *f
 	c.dir = t.TempDir()
 	c.pdir = filepath.Join(c.dir, damageTopic+"-0")
-	copyDir(t, f.dir, c.dir)
+	testutil.CopyDir(t, f.dir, c.dir)
 	return &c
 }
 

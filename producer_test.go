@@ -3,6 +3,7 @@ package logstore_test
 import (
 	"errors"
 	"fmt"
+	"github.com/logstore/logstore/internal/testutil"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -289,7 +290,7 @@ func TestSnapshotPlusTailEqualsFullReplay(t *testing.T) {
 						// the store is open (copied), without its clean
 						// mark, so the next open recovers and replays.
 						dir2 := t.TempDir()
-						copyDir(t, dir, dir2)
+						testutil.CopyDir(t, dir, dir2)
 						if err := s.Close(); err != nil {
 							t.Fatal(err)
 						}
@@ -338,31 +339,6 @@ func checkAgainstFullReplay(t *testing.T, p *logstore.Partition) {
 	want := full.Snapshot()
 	if !got.Equal(want) {
 		t.Fatalf("state after open (snapshot at %d + %d batches) differs from a full replay:\n got %+v\nwant %+v", p.Startup().SnapshotOffset, p.Startup().ReplayedBatches, got, want)
-	}
-}
-
-func copyDir(t *testing.T, from, to string) {
-	t.Helper()
-	err := filepath.Walk(from, func(path string, info os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(from, path)
-		dst := filepath.Join(to, rel)
-		if info.IsDir() {
-			return os.MkdirAll(dst, 0o755)
-		}
-		if info.Name() == ".lock" {
-			return nil
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(dst, data, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 }
 

@@ -2,10 +2,10 @@ package segment_test
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/logstore/logstore/internal/testutil"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -138,27 +138,6 @@ func checkProblems(t *testing.T, got []segment.Problem, want ...wantProblem) {
 		}
 		t.Fatalf("findings:\n%swant:\n%s", problemsText(got), ws.String())
 	}
-}
-
-// dirSums returns a checksum of every file in dir, by name.
-func dirSums(t *testing.T, dir string) map[string][32]byte {
-	t.Helper()
-	sums := map[string][32]byte{}
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		sums[path] = sha256.Sum256(data)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return sums
 }
 
 func TestVerifyCleanLog(t *testing.T) {
@@ -362,10 +341,10 @@ func TestVerifyFindings(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			w := writeLog(t, verifyCfg, 40, c.clean)
 			want, cut := c.breakLog(w)
-			before := dirSums(t, w.dir)
+			before := testutil.FileSums(t, w.dir)
 			got, stats, seen := verifyBoth(t, w.dir)
 			checkProblems(t, got, want...)
-			if after := dirSums(t, w.dir); !mapsEqual(before, after) {
+			if after := testutil.FileSums(t, w.dir); !mapsEqual(before, after) {
 				t.Fatal("Verify changed the directory")
 			}
 			if torn := want[0].kind == segment.ProblemTornTail; torn != (stats.TornBytes > 0) || torn && stats.TornBytes != cut {
@@ -511,7 +490,7 @@ func TestVerifyReadOnly(t *testing.T) {
 	w := writeLog(t, verifyCfg, 30, false)
 	modify(t, w.path(w.segs[len(w.segs)-1], ".log"), func(b []byte) []byte { return b[:len(b)-7] })
 	modify(t, w.path(w.segs[0], ".index"), func(b []byte) []byte { return append(b, make([]byte, 16)...) })
-	before := dirSums(t, w.dir)
+	before := testutil.FileSums(t, w.dir)
 	var got []segment.Problem
 	if _, err := segment.Verify(w.dir, readOnlyFS{FS: segment.OS, t: t}, func(p segment.Problem) { got = append(got, p) }); err != nil {
 		t.Fatal(err)
@@ -519,7 +498,7 @@ func TestVerifyReadOnly(t *testing.T) {
 	if len(got) != 4 || got[0].Kind != segment.ProblemNote || got[1].Kind != segment.ProblemTornTail {
 		t.Fatalf("findings:\n%s", problemsText(got))
 	}
-	if after := dirSums(t, w.dir); !mapsEqual(before, after) {
+	if after := testutil.FileSums(t, w.dir); !mapsEqual(before, after) {
 		t.Fatal("Verify changed the directory")
 	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
 	"io/fs"
@@ -64,28 +63,6 @@ func inspectGolden(t *testing.T, name, dir string, args ...string) (string, int)
 		t.Errorf("output differs from %s\n--- got:\n%s--- want:\n%s", path, got, want)
 	}
 	return out, code
-}
-
-// storeSums returns a checksum of every file under dir, the lock file
-// included, by path.
-func storeSums(t *testing.T, dir string) map[string][32]byte {
-	t.Helper()
-	sums := map[string][32]byte{}
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		sums[path] = sha256.Sum256(data)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return sums
 }
 
 func sameSums(a, b map[string][32]byte) bool {
@@ -249,9 +226,9 @@ func rewrite(t *testing.T, path string, f func([]byte) []byte) {
 // no file changed, and returns stdout and the exit status.
 func checkRun(t *testing.T, name, dir string) (string, int) {
 	t.Helper()
-	before := storeSums(t, dir)
+	before := testutil.FileSums(t, dir)
 	out, code := inspectGolden(t, name, dir, "check", "--dir", dir)
-	if !sameSums(before, storeSums(t, dir)) {
+	if !sameSums(before, testutil.FileSums(t, dir)) {
 		t.Fatal("check changed the store's files")
 	}
 	return out, code

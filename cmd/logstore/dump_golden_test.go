@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
-	"io/fs"
+	"github.com/logstore/logstore/internal/testutil"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -116,7 +116,7 @@ func copyGoldenFixtures(t *testing.T) string {
 	src := goldenDir(t)
 	dst := t.TempDir()
 	for _, dir := range []string{"foo-0", "torn-0", "crc-0"} {
-		copyDir(t, filepath.Join(src, dir), filepath.Join(dst, dir))
+		testutil.CopyDir(t, filepath.Join(src, dir), filepath.Join(dst, dir))
 	}
 	t.Chdir(dst)
 	wd, err := os.Getwd()
@@ -127,28 +127,6 @@ func copyGoldenFixtures(t *testing.T) string {
 		wd = real
 	}
 	return wd
-}
-
-func copyDir(t testing.TB, src, dst string) {
-	t.Helper()
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		target := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, data, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }
 
 // kafkaGoldenRuns gives, for every section of golden-output.txt that shows
@@ -375,8 +353,8 @@ func setupOwnFixtures(t *testing.T, dir string) {
 
 	writeFile(join("bin-0", "00000000000000000000.log"), binaryLog(t))
 
-	copyDir(t, join("foo-0"), join("dir-0"))
-	copyDir(t, join("db-0"), join("dir-0"))
+	testutil.CopyDir(t, join("foo-0"), join("dir-0"))
+	testutil.CopyDir(t, join("db-0"), join("dir-0"))
 	writeFile(join("dir-0", "leader-epoch-checkpoint"), []byte("0\n1\n0 0\n"))
 	writeFile(join("dir-0", "partition.metadata"), []byte("version: 0\n"))
 	writeFile(join("dir-0", "00000000000000000000.log.deleted"), fooLog)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/logstore/logstore/internal/testutil"
 	"os"
 	"path/filepath"
 	"strings"
@@ -164,7 +165,7 @@ func partitionBadInput(t *testing.T, cmd string) {
 	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	before := storeSums(t, dir)
+	before := testutil.FileSums(t, dir)
 	for _, c := range []struct {
 		args []string
 		want string // a part of stderr
@@ -194,7 +195,7 @@ func partitionBadInput(t *testing.T, cmd string) {
 			t.Errorf("logstore %s --dir %s: exit %d, stdout %q, stderr %q; want 1 and %q", cmd, c.dir, code, out, errOut, c.want)
 		}
 	}
-	if !sameSums(before, storeSums(t, dir)) {
+	if !sameSums(before, testutil.FileSums(t, dir)) {
 		t.Error("a refused command changed the store")
 	}
 	// A store another process holds: after --lock-timeout, status 1.
