@@ -18,13 +18,6 @@ import (
 	"github.com/logstore/logstore/snapshot"
 )
 
-// Validate checks id by Kafka's rules (a topic of 1 to 249 characters
-// from [a-zA-Z0-9._-], not "." or "..", and a partition >= 0) and returns
-// an error wrapping ErrInvalidName when it breaks them. Store.Partition
-// does the same check; Validate lets a caller check a name without
-// opening anything.
-func (id PartitionID) Validate() error { return id.validate() }
-
 // ProblemKind classifies a finding of Check.
 type ProblemKind uint8
 

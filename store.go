@@ -33,11 +33,13 @@ func (id PartitionID) String() string {
 	return id.Topic + "-" + strconv.FormatInt(int64(id.Partition), 10)
 }
 
-// validate checks id by Kafka's rules: a topic of 1 to 249 characters
-// from [a-zA-Z0-9._-], not "." or "..", and a partition >= 0. A valid
+// Validate checks id by Kafka's rules: a topic of 1 to 249 characters
+// from [a-zA-Z0-9._-], not "." or "..", and a partition >= 0, and
+// returns an error wrapping ErrInvalidName when it breaks them. A valid
 // id's directory name has no path separator and is neither "." nor "..",
-// so it always stays inside the store directory.
-func (id PartitionID) validate() error {
+// so it always stays inside the store directory. Store.Partition checks
+// it too; Validate lets a caller check a name without opening anything.
+func (id PartitionID) Validate() error {
 	t := id.Topic
 	switch {
 	case t == "":
@@ -76,7 +78,7 @@ func parsePartitionDir(name string) (PartitionID, bool) {
 		return PartitionID{}, false
 	}
 	id := PartitionID{Topic: name[:i], Partition: int32(n)}
-	if id.validate() != nil || id.String() != name {
+	if id.Validate() != nil || id.String() != name {
 		return PartitionID{}, false
 	}
 	return id, true
@@ -185,7 +187,7 @@ func (s *Store) Dir() string { return s.dir }
 // asking for a partition that is being opened wait for it, others do not.
 func (s *Store) Partition(topic string, partition int32) (*Partition, error) {
 	id := PartitionID{Topic: topic, Partition: partition}
-	if err := id.validate(); err != nil {
+	if err := id.Validate(); err != nil {
 		return nil, fmt.Errorf("logstore: open partition in store %s: %w", s.dir, err)
 	}
 	s.mu.Lock()

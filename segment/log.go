@@ -102,14 +102,13 @@ type Log struct {
 	dir string
 	cfg Config
 
-	mu       sync.RWMutex
-	segs     []*segment // by base offset; the last is active
-	ckpt     checkpoint // as last written
-	err      error      // poison: set by a failed write or sync, returned forever
-	closed   bool
-	syncMu   sync.Mutex // one Sync at a time
-	durable  int64      // offsets below it are on disk (guarded by mu)
-	indexGap int64
+	mu      sync.RWMutex
+	segs    []*segment // by base offset; the last is active
+	ckpt    checkpoint // as last written
+	err     error      // poison: set by a failed write or sync, returned forever
+	closed  bool
+	syncMu  sync.Mutex // one Sync at a time
+	durable int64      // offsets below it are on disk (guarded by mu)
 }
 
 // Open opens the log in dir, creating the directory and a first segment
@@ -125,7 +124,7 @@ func Open(dir string, cfg Config) (*Log, RecoveryReport, error) {
 	if err != nil {
 		return nil, rep, err
 	}
-	l := &Log{dir: dir, cfg: cfg, indexGap: int64(cfg.IndexIntervalBytes)}
+	l := &Log{dir: dir, cfg: cfg}
 	if err := cfg.FS.MkdirAll(dir, 0o755); err != nil {
 		return nil, rep, err
 	}
@@ -252,7 +251,7 @@ func (l *Log) openSegments(bases []int64, ck checkpoint, rep *RecoveryReport) er
 			// Below the recovery point: rebuild the indexes, but damage
 			// here was durable data, so it is an error, never a cut.
 			rep.RebuiltIndexes = append(rep.RebuiltIndexes, base)
-			if _, err := s.recover(l.indexGap, false); err != nil {
+			if _, err := s.recover(int64(l.cfg.IndexIntervalBytes), false); err != nil {
 				return err
 			}
 			continue
@@ -266,7 +265,7 @@ func (l *Log) openSegments(bases []int64, ck checkpoint, rep *RecoveryReport) er
 		// segment).
 		last := i == len(bases)-1
 		before := s.size
-		res, err := s.recover(l.indexGap, last)
+		res, err := s.recover(int64(l.cfg.IndexIntervalBytes), last)
 		if err != nil {
 			return err
 		}
@@ -341,7 +340,7 @@ func (l *Log) Append(b recordbatch.Batch) (AppendInfo, error) {
 	}
 	s := l.active()
 	info.Segment, info.Position = s.base, s.size
-	if err := s.append(b, l.indexGap); err != nil {
+	if err := s.append(b, int64(l.cfg.IndexIntervalBytes)); err != nil {
 		return AppendInfo{}, l.poison("append", err)
 	}
 	return info, nil
@@ -606,23 +605,25 @@ func (l *Log) Batches(from int64, fn func(recordbatch.Batch) error) error {
 		spans = append(spans, span{l.segs[i], l.segs[i].size})
 	}
 	l.mu.RUnlock()
-	var buf []byte
+	// One buffer for every batch: the header is read into it, then the
+	// rest of the batch after it, so no byte is read twice.
+	buf := make([]byte, recordbatch.HeaderSize, 64<<10)
 	for _, sp := range spans {
 		pos, err := sp.s.findBatch(from, sp.size)
 		if err != nil {
 			return fmt.Errorf("logstore/segment: reading %s: %w", sp.s.logName, err)
 		}
 		for pos >= 0 && pos < sp.size {
-			h, err := sp.s.header(pos)
+			h, err := sp.s.header(buf, pos)
 			if err != nil {
 				return fmt.Errorf("logstore/segment: reading %s: %w", sp.s.logName, err)
 			}
 			n := h.Size()
 			if cap(buf) < n {
-				buf = make([]byte, n)
+				buf = append(make([]byte, 0, n), buf[:recordbatch.HeaderSize]...)
 			}
 			buf = buf[:n]
-			if _, err := sp.s.log.ReadAt(buf, pos); err != nil {
+			if _, err := sp.s.log.ReadAt(buf[recordbatch.HeaderSize:], pos+recordbatch.HeaderSize); err != nil {
 				return fmt.Errorf("logstore/segment: reading %s at byte %d: %w", sp.s.logName, pos, err)
 			}
 			if err := fn(recordbatch.Batch(buf)); err != nil {

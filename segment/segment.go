@@ -152,9 +152,10 @@ func (s *segment) load() (bool, error) {
 	if !s.index.load(data, s.size) {
 		return false, nil
 	}
+	hb := make([]byte, recordbatch.HeaderSize)
 	_, pos := s.index.lookup(math.MaxInt64)
 	for pos < s.size {
-		h, err := s.header(pos)
+		h, err := s.header(hb, pos)
 		if err != nil {
 			return false, nil
 		}
@@ -174,7 +175,7 @@ func (s *segment) load() (bool, error) {
 		s.maxTS, s.maxTSOffset = ts, off
 	}
 	if s.size > 0 {
-		h, err := s.header(0)
+		h, err := s.header(hb, 0)
 		if err != nil {
 			return false, nil
 		}
@@ -183,17 +184,19 @@ func (s *segment) load() (bool, error) {
 	return true, s.trimIndexes()
 }
 
-// header reads and parses the 61-byte header of the batch at pos.
-func (s *segment) header(pos int64) (recordbatch.Batch, error) {
-	var buf [recordbatch.HeaderSize]byte
-	if _, err := s.log.ReadAt(buf[:], pos); err != nil {
+// header reads and checks the 61-byte header of the batch at pos into
+// buf (len >= 61), which the caller reuses across calls: the header is
+// valid until the next call with the same buf.
+func (s *segment) header(buf []byte, pos int64) (recordbatch.Batch, error) {
+	buf = buf[:recordbatch.HeaderSize]
+	if _, err := s.log.ReadAt(buf, pos); err != nil {
 		return nil, err
 	}
 	size := int64(int32(binary.BigEndian.Uint32(buf[8:]))) + recordbatch.LogOverhead
 	if size < recordbatch.HeaderSize || pos+size > s.size || buf[16] != recordbatch.Magic {
 		return nil, &CorruptionError{File: s.logName, Offset: pos, Err: fmt.Errorf("bad batch header (size %d, magic %d)", size, int8(buf[16]))}
 	}
-	return recordbatch.Batch(buf[:]), nil
+	return recordbatch.Batch(buf), nil
 }
 
 // noteBatch advances the segment's end and max timestamp past h, a batch
@@ -209,7 +212,6 @@ func (s *segment) noteBatch(h recordbatch.Batch) {
 type scanResult struct {
 	validBytes int64
 	cutReason  error // why scanning stopped before the end of the file, nil at a clean end
-	torn       bool  // the stop was a batch cut short by the end of the file
 }
 
 // recover rebuilds the segment's indexes from its .log, following Kafka's
@@ -237,7 +239,6 @@ func (s *segment) recover(indexInterval int64, truncate bool) (scanResult, error
 				return res, err // an I/O error, or a format we do not read
 			}
 			res.cutReason = err
-			res.torn = errors.Is(err, recordbatch.ErrTruncated)
 			break
 		}
 		if b.BaseOffset() < s.nextOffset && pos > 0 || b.BaseOffset() < s.base {
@@ -441,9 +442,10 @@ func (s *segment) trimIndexes() error {
 // findBatch returns the position of the first batch whose last offset is
 // >= offset, starting from the index, or -1 when the segment has none.
 func (s *segment) findBatch(offset int64, size int64) (int64, error) {
+	hb := make([]byte, recordbatch.HeaderSize)
 	_, pos := s.index.lookup(offset)
 	for pos < size {
-		h, err := s.header(pos)
+		h, err := s.header(hb, pos)
 		if err != nil {
 			return 0, err
 		}
@@ -462,9 +464,10 @@ func (s *segment) read(offset int64, maxBytes int, size int64) ([]byte, error) {
 	if err != nil || start < 0 {
 		return nil, err
 	}
+	hb := make([]byte, recordbatch.HeaderSize)
 	end := start
 	for end < size {
-		h, err := s.header(end)
+		h, err := s.header(hb, end)
 		if err != nil {
 			return nil, err
 		}
@@ -489,8 +492,9 @@ func (s *segment) offsetForTime(ts int64, size int64) (int64, error) {
 		return -1, err
 	}
 	var r recordbatch.RecordReader
+	hb := make([]byte, recordbatch.HeaderSize)
 	for pos < size {
-		h, err := s.header(pos)
+		h, err := s.header(hb, pos)
 		if err != nil {
 			return -1, err
 		}

@@ -104,9 +104,25 @@ func djOptional(dst []byte, key string, v int64, ok bool) []byte {
 	return djInt(dst, key, v)
 }
 
-// dumpJSONQuote appends s as a JSON string; invalid UTF-8 becomes
-// U+FFFD, one per byte, as encoding/json does.
+// dumpJSONQuote appends s as a JSON string, each malformed UTF-8 byte
+// replaced by U+FFFD.
 func dumpJSONQuote(dst []byte, s string) []byte {
+	return quoteJSON(dst, s, func(string) int { return 1 })
+}
+
+// dumpJSONQuoteJava appends b as a JSON string of what Java's
+// new String(b, UTF_8) holds: malformed sequences replaced as
+// appendJavaString replaces them.
+func dumpJSONQuoteJava(dst, b []byte) []byte {
+	return quoteJSON(dst, b, javaMalformedLen)
+}
+
+const dumpHexDigits = "0123456789abcdef"
+
+// quoteJSON appends s as a JSON string: ASCII escaped as JSON needs,
+// valid UTF-8 as is, and each malformed sequence, of the length
+// malformed gives, as one U+FFFD.
+func quoteJSON[T string | []byte](dst []byte, s T, malformed func(T) int) []byte {
 	dst = append(dst, '"')
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -115,41 +131,16 @@ func dumpJSONQuote(dst []byte, s string) []byte {
 			i++
 			continue
 		}
-		r, n := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && n == 1 {
-			dst = append(dst, "\uFFFD"...)
-		} else {
+		if r, n := utf8.DecodeRuneInString(string(s[i:min(i+utf8.UTFMax, len(s))])); r != utf8.RuneError || n > 1 {
 			dst = append(dst, s[i:i+n]...)
-		}
-		i += n
-	}
-	return append(dst, '"')
-}
-
-// dumpJSONQuoteJava appends b as a JSON string of what Java's
-// new String(b, UTF_8) holds: malformed sequences replaced as
-// appendJavaString replaces them.
-func dumpJSONQuoteJava(dst, b []byte) []byte {
-	dst = append(dst, '"')
-	for i := 0; i < len(b); {
-		c := b[i]
-		if c < utf8.RuneSelf {
-			dst = dumpJSONEscape(dst, c)
-			i++
-			continue
-		}
-		if r, n := utf8.DecodeRune(b[i:]); r != utf8.RuneError || n > 1 {
-			dst = append(dst, b[i:i+n]...)
 			i += n
 			continue
 		}
 		dst = append(dst, "\uFFFD"...)
-		i += javaMalformedLen(b[i:])
+		i += malformed(s[i:])
 	}
 	return append(dst, '"')
 }
-
-const dumpHexDigits = "0123456789abcdef"
 
 // dumpJSONEscape appends one ASCII byte, escaped as JSON requires.
 func dumpJSONEscape(dst []byte, c byte) []byte {

@@ -194,21 +194,17 @@ func cloneNode(n *node, memo map[*node]*node) *node {
 
 // ReadFile returns the current contents of the file name.
 func (f *FS) ReadFile(name string) ([]byte, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	n, err := f.lookup("read", name)
-	if err != nil {
-		return nil, err
-	}
-	if n.dir {
-		return nil, &fs.PathError{Op: "read", Path: name, Err: fs.ErrInvalid}
-	}
-	return bytes.Clone(n.data), nil
+	return f.fileBytes(name, func(n *node) []byte { return n.data })
 }
 
 // SyncedFile returns the contents of the file name as of its last Sync
 // (whether or not its directory entry is durable).
 func (f *FS) SyncedFile(name string) ([]byte, error) {
+	return f.fileBytes(name, func(n *node) []byte { return n.synced })
+}
+
+// fileBytes returns a copy of which of the file name's contents.
+func (f *FS) fileBytes(name string, which func(*node) []byte) ([]byte, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	n, err := f.lookup("read", name)
@@ -218,7 +214,7 @@ func (f *FS) SyncedFile(name string) ([]byte, error) {
 	if n.dir {
 		return nil, &fs.PathError{Op: "read", Path: name, Err: fs.ErrInvalid}
 	}
-	return bytes.Clone(n.synced), nil
+	return bytes.Clone(which(n)), nil
 }
 
 // WriteFile replaces the contents of the file name, creating it in an
