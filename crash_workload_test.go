@@ -12,6 +12,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"strconv"
+	"sync"
 	"testing"
 
 	"github.com/logstore/logstore"
@@ -75,6 +76,20 @@ type crashRun struct {
 	lastDB []byte
 	record bool
 	err    error // the first failure seen inside a hook
+
+	// mu is held by the workload's goroutine except while it calls the
+	// store. The store's background work (a roll's flush and snapshot
+	// save) calls hook from its own goroutines: taking mu, it sees the
+	// workload's state (step, timeline, acknowledgements) as it is
+	// during a store call, never half changed.
+	mu sync.Mutex
+}
+
+// outside calls fn, a call into the store, without mu held.
+func (r *crashRun) outside(fn func()) {
+	r.mu.Unlock()
+	defer r.mu.Lock()
+	fn()
 }
 
 func newCrashRun(t testing.TB, w crashWorkload, seed uint64) *crashRun {
@@ -108,6 +123,8 @@ func (r *crashRun) fail(format string, args ...any) {
 // When a commit came since the previous operation, the moment just after
 // it (the previous filesystem state, the new db) is a point too.
 func (r *crashRun) hook(op crashfs.Op) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if !r.record || r.err != nil {
 		return
 	}
@@ -125,7 +142,7 @@ func (r *crashRun) hook(op crashfs.Op) {
 	r.points = append(r.points, crashPoint{
 		n:    len(r.points),
 		what: fmt.Sprintf("step %d %s: after %s", r.step, r.what, op),
-		fs:   r.fs.Clone(),
+		fs:   r.fs.Clone(), // after the reads above: nothing acknowledged is missing from it
 		db:   db,
 		tl:   len(r.tl),
 		ack:  r.acked,
@@ -139,19 +156,25 @@ func (r *crashRun) open() {
 	opts := r.env.opts
 	opts.Segment.FS = r.fs
 	opts.LockTimeout = -1
-	s, err := logstore.Open(r.env.root, opts)
+	var s *logstore.Store
+	var p *logstore.Partition
+	var err error
+	r.outside(func() {
+		if s, err = logstore.Open(r.env.root, opts); err == nil {
+			p, err = s.Partition(r.env.topic, 0)
+		}
+	})
 	if err != nil {
 		r.fail("open: %v", err)
 	}
-	r.store = s
-	if r.p, err = s.Partition(r.env.topic, 0); err != nil {
-		r.fail("open partition: %v", err)
-	}
+	r.store, r.p = s, p
 }
 
 // run runs the workload and closes the store cleanly at the end.
 func (r *crashRun) run() {
 	r.t.Helper()
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if err := r.env.setDB(nil); err != nil {
 		r.t.Fatal(err)
 	}
@@ -165,9 +188,7 @@ func (r *crashRun) run() {
 		}
 	}
 	r.what = "close"
-	if err := r.store.Close(); err != nil {
-		r.fail("close: %v", err)
-	}
+	r.closeStore()
 	r.finish()
 }
 
@@ -220,9 +241,7 @@ func (r *crashRun) doStep() {
 		r.send(batchOf(fmt.Sprintf("plain %d", r.step)), nil)
 	case x < 92 && r.w.restarts:
 		r.what = "clean close and reopen"
-		if err := r.store.Close(); err != nil {
-			r.fail("close: %v", err)
-		}
+		r.closeStore()
 		r.open()
 	case x < 100 && r.w.restarts:
 		r.crashAndReopen()
@@ -230,6 +249,21 @@ func (r *crashRun) doStep() {
 		r.what = fmt.Sprintf("producer %d sends seq %d", pr.pid, pr.next)
 		r.sendNext(pr)
 	}
+}
+
+func (r *crashRun) closeStore() {
+	r.t.Helper()
+	var err error
+	r.outside(func() { err = r.store.Close() })
+	if err != nil {
+		r.fail("close: %v", err)
+	}
+}
+
+// append calls Partition.Append outside mu.
+func (r *crashRun) append(b []byte) (res logstore.AppendResult, err error) {
+	r.outside(func() { res, err = r.p.Append(b) })
+	return res, err
 }
 
 // sendNext sends pr's next batch of 1 to 5 records: it must be accepted.
@@ -247,7 +281,7 @@ func (r *crashRun) send(b []byte, pr *crashProducer) {
 	r.t.Helper()
 	base := r.p.EndOffset()
 	r.tl = append(r.tl, newWritten(b, base))
-	res, err := r.p.Append(b)
+	res, err := r.append(b)
 	if err != nil || res.Duplicate || res.BaseOffset != base {
 		r.fail("append: %+v, %v; want OK at %d", res, err, base)
 	}
@@ -265,7 +299,7 @@ func (r *crashRun) send(b []byte, pr *crashProducer) {
 func (r *crashRun) retry(pr *crashProducer, i int) {
 	r.t.Helper()
 	w := r.tl[pr.window[i]]
-	res, err := r.p.Append(bytes.Clone(w.data))
+	res, err := r.append(bytes.Clone(w.data))
 	if err != nil || !res.Duplicate || res.BaseOffset != w.base || res.LastOffset != w.last {
 		r.fail("retry of seq %d: %+v, %v; want DUPLICATE %d..%d", w.seq, res, err, w.base, w.last)
 	}
@@ -274,7 +308,7 @@ func (r *crashRun) retry(pr *crashProducer, i int) {
 func (r *crashRun) expectRefused(b []byte, want error) {
 	r.t.Helper()
 	end := r.p.EndOffset()
-	if _, err := r.p.Append(b); !errors.Is(err, want) {
+	if _, err := r.append(b); !errors.Is(err, want) {
 		r.fail("got %v, want %v", err, want)
 	}
 	if r.p.EndOffset() != end {
@@ -300,7 +334,7 @@ func (r *crashRun) crashAndReopen() {
 	// which is gone, and commits a snapshot to the real db, which is put
 	// back as it was at the crash.
 	r.fs.SetHook(nil)
-	r.store.Close()
+	r.outside(func() { r.store.Close() })
 	if err := r.env.setDB(db); err != nil {
 		r.t.Fatal(err)
 	}
@@ -320,7 +354,8 @@ func (r *crashRun) crashAndReopen() {
 	// What was lost is no longer acknowledged; its producers send it
 	// again.
 	r.acked = min(acked, r.tl.index(r.p.EndOffset()))
-	if err := resendLost(r.p, r.tl); err != nil {
+	r.outside(func() { err = resendLost(r.p, r.tl) })
+	if err != nil {
 		r.fail("%v", err)
 	}
 	r.acked = len(r.tl)

@@ -18,8 +18,11 @@
 // recordbatch.Batch.ValidateClient, then by the producer rules of package
 // producerstate; a refused batch writes nothing, a duplicate is answered
 // with the first copy's offsets) and reads them back. On every segment
-// roll it saves the producer state as of the new segment's base offset as
-// a snapshot, and at a clean close one at the log end; at open it deletes
+// roll it copies the producer state as of the new segment's base offset
+// and saves it as a snapshot in the background (appends do not wait for
+// bbolt's commit, nor for the sealed segment's fsync, which the segment
+// log also does in the background), and at a clean close one at the log
+// end; at open it deletes
 // snapshots above the recovered log end, loads the newest good one and
 // replays the batches after it, so the state equals a full replay of the
 // log. Topic names follow Kafka's rules, and every name is
@@ -41,13 +44,14 @@
 //     within about d. A process crash loses nothing acknowledged; a
 //     machine crash can lose the appends of the last interval, and their
 //     offsets are then assigned again to later batches.
-//   - SyncNever: the batch is written to the page cache and fsynced only
-//     by a clean Close. A machine crash can lose any acknowledged batch
-//     since the last clean Close.
+//   - SyncNever: the batch is written to the page cache and fsynced when
+//     its segment rolls (in the background) or by a clean Close. A
+//     machine crash can lose any acknowledged batch in the active segment
+//     or in one whose roll had not been flushed yet.
 //
 // In every mode, a failed write or fsync poisons the partition: the call
-// that hit it (under SyncInterval, possibly the background syncer) and
-// every later call return an error matching segment.ErrPoisoned, since
+// that hit it (or, for background work, the next call) and every later
+// call return an error matching segment.ErrPoisoned, since
 // the page cache may have dropped the data. Under SyncAlways no append
 // is acknowledged unless the fsync that covers it succeeded. Reopen the
 // store to recover what is on disk.

@@ -48,6 +48,9 @@ type Partition struct {
 	// producer-state update one step, so two batches of a producer cannot
 	// both pass the check. Syncs happen outside it.
 	appendMu sync.Mutex
+	// save is the newest roll's snapshot save, running in the
+	// background; nil before the first roll. Guarded by appendMu.
+	save *snapshotSave
 
 	// syncMu serialises the syncs of group commit. durable is the offset
 	// below which the log is known to be durable; it only grows, and only
@@ -161,6 +164,9 @@ func (p *Partition) appendChecked(b recordbatch.Batch) (AppendResult, error) {
 	p.appendMu.Lock()
 	defer p.appendMu.Unlock()
 
+	if err := p.saveFailed(); err != nil {
+		return AppendResult{}, err
+	}
 	dup, isDup, err := p.checkProducer(b)
 	if err != nil {
 		return AppendResult{}, err
@@ -182,14 +188,6 @@ func (p *Partition) appendChecked(b recordbatch.Batch) (AppendResult, error) {
 	// The batch is in the log at its offsets: the state follows it.
 	if err := p.state.Apply(b); err != nil {
 		return AppendResult{}, err
-	}
-	if info.Rolled {
-		// A roll may have let retention delete segments: their snapshots
-		// go too. (A failure here is reported; a retry of the batch is
-		// then answered as a DUPLICATE with these offsets.)
-		if _, err := p.snaps.DeleteBelow(p.log.StartOffset()); err != nil {
-			return AppendResult{}, err
-		}
 	}
 	return AppendResult{BaseOffset: info.BaseOffset, LastOffset: info.LastOffset}, nil
 }
@@ -217,17 +215,97 @@ func (p *Partition) checkProducer(b recordbatch.Batch) (dup AppendResult, isDup 
 
 // onRoll is the log's Config.OnRoll. The log calls it after a roll and
 // before it writes the batch that caused it, inside Append and so under
-// appendMu: the producer state is then exactly the state as of newBase,
-// and it is saved as the snapshot keyed by newBase (after dropping
-// expired producers). It runs while the log holds its lock: it must not
-// call the log's methods.
+// appendMu: the producer state is then exactly the state as of newBase.
+// It drops expired producers, copies the state and saves the copy as the
+// snapshot keyed by newBase in the background, so appends do not wait for
+// bbolt's commit; the save also prunes the snapshots that retention has
+// left below the log start. It runs while the log holds its lock: it must
+// not call the log's methods (StartOffset excepted, which takes no lock).
+//
+// A snapshot may reach the disk before the log below newBase does: after
+// a crash, the open deletes snapshots above the recovered log end, and
+// one at or below it describes the log prefix it was taken from.
 func (p *Partition) onRoll(newBase int64) error {
+	// One save at a time, in order; a failed one fails this append.
+	if err := p.waitSave(); err != nil {
+		return err
+	}
 	p.state.ExpireProducers(p.now())
 	snap := p.state.Snapshot()
 	if snap.Offset != newBase {
 		return fmt.Errorf("logstore: producer state is as of offset %d, the new segment starts at %d", snap.Offset, newBase)
 	}
-	return p.snaps.Save(snap)
+	save := &snapshotSave{done: make(chan struct{})}
+	p.save = save
+	go func() {
+		defer close(save.done)
+		if err := p.snaps.Save(snap); err != nil {
+			save.err = fmt.Errorf("saving the producer snapshot at offset %d: %w", snap.Offset, err)
+			return
+		}
+		if _, err := p.snaps.DeleteBelow(p.log.StartOffset()); err != nil {
+			save.err = fmt.Errorf("pruning producer snapshots: %w", err)
+		}
+	}()
+	return nil
+}
+
+// snapshotSave is one background save of a roll's snapshot.
+type snapshotSave struct {
+	done chan struct{}
+	err  error // read once done is closed
+}
+
+// waitSave waits for the newest background save and returns its error.
+// The caller holds appendMu.
+func (p *Partition) waitSave() error {
+	if p.save == nil {
+		return nil
+	}
+	<-p.save.done
+	return p.save.err
+}
+
+// saveFailed returns the error of a background save that has failed,
+// without waiting for one in flight: once a save fails (bbolt could not
+// commit), the partition takes no more appends. The caller holds
+// appendMu.
+func (p *Partition) saveFailed() error {
+	if p.save == nil {
+		return nil
+	}
+	select {
+	case <-p.save.done:
+		return p.save.err
+	default:
+		return nil
+	}
+}
+
+// Flushed waits until the background work of every roll so far has
+// ended: each sealed segment is durable with its indexes, the recovery
+// point has passed it, and its producer snapshot is saved. It returns the
+// error of that work, if any. Appends never need it; it is for callers
+// that want the directory settled, such as a test or a backup about to
+// copy it.
+func (p *Partition) Flushed() error {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.closed {
+		return p.wrap("flush", ErrClosed)
+	}
+	p.appendMu.Lock()
+	save := p.save
+	p.appendMu.Unlock()
+	var err error
+	if save != nil {
+		<-save.done
+		err = save.err
+	}
+	if err = errors.Join(err, p.log.Flushed()); err != nil {
+		return p.wrap("flush", err)
+	}
+	return nil
 }
 
 // waitDurable returns once the log is durable below end: group commit.
@@ -329,6 +407,10 @@ func (p *Partition) Close() error {
 	}
 	err := p.saveCloseSnapshot()
 	err = errors.Join(err, p.log.Close())
+	if err == nil {
+		// The last flushes may have let retention move the log start.
+		_, err = p.snaps.DeleteBelow(p.log.StartOffset())
+	}
 	err = errors.Join(err, p.closeSnapshots())
 	if err == nil {
 		// A poisoned log closes without its clean mark, and says nothing;
@@ -413,15 +495,15 @@ func (p *Partition) loadProducerState(pdir string) error {
 	return nil
 }
 
-// saveCloseSnapshot saves the producer state at the log end, so the next
-// open replays nothing. A poisoned log saves nothing: its end may not be
-// durable.
+// saveCloseSnapshot waits for the roll's save in flight, then saves the
+// producer state at the log end, so the next open replays nothing. A
+// poisoned log saves nothing: its end may not be durable.
 func (p *Partition) saveCloseSnapshot() error {
-	if p.log.Err() != nil || p.snaps == nil {
-		return nil
-	}
 	p.appendMu.Lock()
 	defer p.appendMu.Unlock()
+	if err := p.waitSave(); err != nil || p.log.Err() != nil {
+		return err
+	}
 	return p.snaps.Save(p.state.Snapshot())
 }
 

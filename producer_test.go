@@ -289,6 +289,11 @@ func TestSnapshotPlusTailEqualsFullReplay(t *testing.T) {
 						// A killed process: the directory as it is while
 						// the store is open (copied), without its clean
 						// mark, so the next open recovers and replays.
+						// Settled first: a copy of a directory being written is no
+						// crash image (the crash suite makes those).
+						if err := p.Flushed(); err != nil {
+							t.Fatal(err)
+						}
 						dir2 := t.TempDir()
 						testutil.CopyDir(t, dir, dir2)
 						if err := s.Close(); err != nil {
@@ -352,6 +357,9 @@ func TestSnapshotsPrunedByRetention(t *testing.T) {
 		if _, err := p.Append(producerBatch(3, 0, int32(i), 1, recent)); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if err := p.Flushed(); err != nil { // retention runs after each roll's flush
+		t.Fatal(err)
 	}
 	start := p.StartOffset()
 	if start == 0 {

@@ -30,19 +30,26 @@
 //     full, or when an offset would not fit int32 relative to its base.
 //   - Append writes and does not sync; Sync makes every append made
 //     before it durable (fdatasync of the active segment) without
-//     blocking appends meanwhile. A roll syncs the sealed segment and its
-//     indexes, syncs the directory, and moves the recovery point to the
-//     new base in the checkpoint, so everything below the recovery point
-//     is durable.
+//     blocking appends meanwhile.
+//   - A roll only finishes the active segment (its closing time index
+//     entry) and creates the next; the sealed segment is flushed in the
+//     background: its log, then the directory (the new segment's entry),
+//     then its indexes, then the checkpoint's recovery point moves to the
+//     new base. Sync waits for the first two before it calls anything in
+//     the new segment durable, and a roll waits for the previous roll's
+//     flush to have synced its segment, so at most one sealed segment is
+//     not yet durable. Everything below the recovery point is durable.
 //   - Indexes are derived data: appends do not wait for them, and a crash
 //     rebuilds them from the log.
 //   - After an unclean shutdown, Open scans every batch (size, magic,
-//     CRC) from the segment holding the recovery point, cuts the last
-//     segment at its first torn or invalid batch, rebuilds the scanned
-//     indexes, syncs what it kept and says what it cut (RecoveryReport).
-//     Only the last segment can hold a torn write (each earlier one was
-//     synced when it rolled, before its successor existed), so damage in
-//     an earlier segment, or below the recovery point, is returned as a
+//     CRC) from the segment holding the recovery point, rebuilds the
+//     scanned indexes, syncs what it kept and says what it cut
+//     (RecoveryReport). A torn write can only lie at or above the
+//     recovery point, in the last segment or in the one before it (a
+//     roll whose flush had not finished: torn, or ending below the last
+//     segment's base because whole batches never reached the disk). Open
+//     cuts there, and in the second case deletes the last segment, which
+//     held nothing acknowledged. Damage anywhere else is returned as a
 //     *CorruptionError and never cut. (Kafka would cut there and delete
 //     every later segment.)
 //   - A failed write or sync poisons the Log: every later call returns

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/logstore/logstore/recordbatch"
@@ -91,35 +92,61 @@ type RecoveryReport struct {
 	TruncatedSegment int64   // base offset of the segment cut, -1 when none
 	TruncatedAt      int64   // the log end offset after the cut (the first offset lost), -1 when none
 	Reason           error   // why the cut was made; errors.Is(Reason, recordbatch.ErrTruncated) for a torn write
-	RebuiltIndexes   []int64 // segments whose index files were rebuilt from the log
-	CheckpointError  error   // an unreadable checkpoint, treated as an unclean shutdown
+	// DeletedSegment is the base offset of the segment removed because
+	// the cut was in the one before it (a roll whose flush had not
+	// finished), -1 when none.
+	DeletedSegment  int64
+	RebuiltIndexes  []int64 // segments whose index files were rebuilt from the log
+	CheckpointError error   // an unreadable checkpoint, treated as an unclean shutdown
 }
 
 // Log is the segments of one partition directory. It is safe for
-// concurrent use: appends are serialised, reads run beside them, and Sync
-// does not block appends while the disk works.
+// concurrent use: appends are serialised, reads run beside them, and
+// neither Sync nor the flush of a rolled segment blocks appends while the
+// disk works.
 type Log struct {
 	dir string
 	cfg Config
 
 	mu      sync.RWMutex
 	segs    []*segment // by base offset; the last is active
-	ckpt    checkpoint // as last written
 	err     error      // poison: set by a failed write or sync, returned forever
 	closed  bool
-	syncMu  sync.Mutex // one Sync at a time
-	durable int64      // offsets below it are on disk (guarded by mu)
+	durable int64  // offsets below it are on disk
+	flush   *flush // the newest roll's background flush, nil once it is done
+
+	syncMu sync.Mutex // one Sync at a time
+
+	// ckptMu serialises the checkpoint's writers (flushes, retention,
+	// Close). ckpt is the checkpoint as last written: changed under both
+	// ckptMu and mu, so holding either one is enough to read it.
+	ckptMu sync.Mutex
+	ckpt   checkpoint
+	start  atomic.Int64 // ckpt.logStart, readable without a lock
+}
+
+// flush is the background work that follows a roll: the sealed segment's
+// log and the directory (with the new segment's entry) are synced, then
+// its indexes, then the checkpoint's recovery point moves to next.
+type flush struct {
+	seg     *segment
+	next    int64         // the base offset of the segment after seg
+	prev    *flush        // the flush before this one, which must end first
+	durable chan struct{} // closed once seg's log and the directory are synced, or failed (err)
+	err     error         // why they could not be synced; read after durable is closed
+	done    chan struct{} // closed when the flush has ended (a failure has poisoned the log)
 }
 
 // Open opens the log in dir, creating the directory and a first segment
 // if needed. After an unclean shutdown (no clean checkpoint) it recovers:
-// every segment from the one holding the recovery point on is scanned;
-// the last is cut at its first torn or invalid batch, and damage in an
-// earlier one (synced when it rolled) is returned as a *CorruptionError
-// with nothing changed. Everything it recovers is synced before Open
-// returns.
+// every segment from the one holding the recovery point on is scanned,
+// and a torn write (at or above the recovery point, in the last segment
+// or the one before it) is cut, with the last segment deleted when the
+// cut is in the one before; other damage is returned as a
+// *CorruptionError with nothing changed (see the package doc).
+// Everything it recovers is synced before Open returns.
 func Open(dir string, cfg Config) (*Log, RecoveryReport, error) {
-	rep := RecoveryReport{TruncatedSegment: -1, TruncatedAt: -1}
+	rep := RecoveryReport{TruncatedSegment: -1, TruncatedAt: -1, DeletedSegment: -1}
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, rep, err
@@ -143,7 +170,7 @@ func Open(dir string, cfg Config) (*Log, RecoveryReport, error) {
 		ck.logStart = bases[0]
 	}
 	rep.Clean = ok && ck.clean
-	if err := l.openSegments(bases, ck, &rep); err != nil {
+	if err := l.openSegments(bases, ck, ok, &rep); err != nil {
 		return nil, rep, errors.Join(err, l.closeSegments())
 	}
 	if len(l.segs) == 0 {
@@ -167,6 +194,7 @@ func Open(dir string, cfg Config) (*Log, RecoveryReport, error) {
 	}
 	l.durable = l.active().nextOffset
 	l.ckpt = checkpoint{logStart: ck.logStart, recoveryPoint: l.durable}
+	l.start.Store(ck.logStart)
 	if err := writeCheckpoint(cfg.FS, dir, l.ckpt); err != nil {
 		return nil, rep, errors.Join(err, l.closeSegments())
 	}
@@ -222,8 +250,9 @@ func parseSegmentName(name, suffix string) (int64, bool) {
 	return base, err == nil && base >= 0
 }
 
-// openSegments opens every segment and loads or recovers it.
-func (l *Log) openSegments(bases []int64, ck checkpoint, rep *RecoveryReport) error {
+// openSegments opens every segment and loads or recovers it. ours says
+// the checkpoint was read: logstore wrote the directory.
+func (l *Log) openSegments(bases []int64, ck checkpoint, ours bool, rep *RecoveryReport) error {
 	// Unclean: scan from the segment holding the recovery point.
 	scanFrom := len(bases)
 	if !rep.Clean {
@@ -251,29 +280,50 @@ func (l *Log) openSegments(bases []int64, ck checkpoint, rep *RecoveryReport) er
 			// Below the recovery point: rebuild the indexes, but damage
 			// here was durable data, so it is an error, never a cut.
 			rep.RebuiltIndexes = append(rep.RebuiltIndexes, base)
-			if _, err := s.recover(int64(l.cfg.IndexIntervalBytes), false); err != nil {
+			if _, err := s.recover(int64(l.cfg.IndexIntervalBytes), math.MaxInt64); err != nil {
 				return err
 			}
 			continue
 		}
 		rep.ScannedSegments = append(rep.ScannedSegments, base)
 		rep.RebuiltIndexes = append(rep.RebuiltIndexes, base)
-		// Only the last segment can hold a torn write: each earlier one
-		// was synced when it rolled, before its successor was created.
-		// Damage in one of them is corruption of durable data, reported
-		// and never cut (Kafka would cut it and delete every later
-		// segment).
-		last := i == len(bases)-1
+		// A torn write can only be in the last two segments, at or above
+		// the recovery point: see mayCut. Damage anywhere else is
+		// corruption of durable data, reported and never cut (Kafka
+		// would cut it and delete every later segment).
+		cutFrom := int64(math.MaxInt64)
+		if i >= len(bases)-2 {
+			cutFrom = ck.recoveryPoint
+		}
 		before := s.size
-		res, err := s.recover(int64(l.cfg.IndexIntervalBytes), last)
+		res, err := s.recover(int64(l.cfg.IndexIntervalBytes), cutFrom)
 		if err != nil {
 			return err
+		}
+		if res.cutReason == nil && ours && i == len(bases)-2 && s.nextOffset < bases[i+1] {
+			// A roll starts the next segment at this one's end, so the
+			// tail of this one was lost: whole batches that never
+			// reached the disk before a crash.
+			res.cutReason = &CorruptionError{File: s.logName, Offset: s.size, Err: fmt.Errorf("%w: the segment ends at offset %d, but the next one starts at %d", recordbatch.ErrTruncated, s.nextOffset, bases[i+1])}
+			if s.nextOffset < cutFrom {
+				return res.cutReason
+			}
 		}
 		if res.cutReason != nil {
 			rep.TruncatedBytes = before - res.validBytes
 			rep.TruncatedSegment = base
 			rep.TruncatedAt = s.nextOffset
 			rep.Reason = res.cutReason
+			if i < len(bases)-1 {
+				// The last segment came from a roll whose flush had not
+				// finished: nothing in it was acknowledged as durable.
+				later := bases[i+1]
+				if err := newSegment(&l.cfg, l.dir, later).remove(); err != nil {
+					return err
+				}
+				rep.DeletedSegment = later
+				break
+			}
 		}
 	}
 	// Segments wholly below the log start (retention interrupted before
@@ -346,9 +396,22 @@ func (l *Log) Append(b recordbatch.Batch) (AppendInfo, error) {
 	return info, nil
 }
 
-// roll seals the active segment and starts a new one at base.
+// roll finishes the active segment and starts a new one at base. The
+// sealed segment is flushed in the background (see flush); appends go on
+// meanwhile, and Sync waits for that flush before it calls anything in
+// the new segment durable. At most one flush is pending: a roll waits for
+// the previous one to have synced its segment, so that after a crash a
+// torn write can only be in the last two segments.
 func (l *Log) roll(base int64) error {
-	if err := l.active().seal(); err != nil {
+	prev := l.flush
+	if prev != nil {
+		<-prev.durable // its flush takes no lock before this
+		if prev.err != nil {
+			return l.poison("roll", prev.err)
+		}
+	}
+	old := l.active()
+	if err := old.finish(); err != nil {
 		return l.poison("roll", err)
 	}
 	s, err := createSegment(&l.cfg, l.dir, base)
@@ -356,30 +419,90 @@ func (l *Log) roll(base int64) error {
 		return l.poison("roll", err)
 	}
 	l.segs = append(l.segs, s)
-	if err := l.cfg.FS.SyncDir(l.dir); err != nil {
-		return l.poison("roll", err)
-	}
-	// Everything below base is now durable: move the recovery point.
-	l.durable = max(l.durable, base)
-	ck := l.ckpt
-	ck.recoveryPoint = base
-	if err := writeCheckpoint(l.cfg.FS, l.dir, ck); err != nil {
-		return l.poison("roll", err)
-	}
-	l.ckpt = ck
+	f := &flush{seg: old, next: base, prev: prev, durable: make(chan struct{}), done: make(chan struct{})}
+	l.flush = f
+	go l.runFlush(f)
 	if l.cfg.OnRoll != nil {
 		if err := l.cfg.OnRoll(base); err != nil {
 			return fmt.Errorf("logstore/segment: after rolling %s to %d: %w", l.dir, base, err)
 		}
 	}
-	_, err = l.applyRetention()
-	return err
+	return nil
+}
+
+// runFlush makes the segment a roll sealed durable, then moves the
+// recovery point past it and applies retention. A failure poisons the
+// log.
+func (l *Log) runFlush(f *flush) {
+	defer close(f.done)
+	var err error
+	if f.prev != nil {
+		<-f.prev.durable
+		err = f.prev.err
+	}
+	if err == nil {
+		err = f.seg.log.Sync()
+	}
+	if err == nil {
+		// The new segment's directory entry: nothing in it is durable
+		// before this.
+		err = l.cfg.FS.SyncDir(l.dir)
+	}
+	f.err = err
+	close(f.durable)
+	// Nothing below waits while a roll holds mu: a roll waits only for
+	// durable.
+	if err == nil {
+		err = f.seg.syncIndexes()
+	}
+	if f.prev != nil {
+		<-f.prev.done // the recovery point moves in order
+	}
+	if err == nil {
+		err = l.Err()
+	}
+	if err == nil {
+		err = l.moveRecoveryPoint(f.next)
+	}
+	l.mu.Lock()
+	if err == nil {
+		l.durable = max(l.durable, f.next)
+	} else if l.err == nil {
+		l.poison("flush", err)
+	}
+	if l.flush == f {
+		l.flush = nil
+	}
+	l.mu.Unlock()
+	if err == nil {
+		l.ApplyRetention() // a failure poisons the log, which says so
+	}
+}
+
+// moveRecoveryPoint records in the checkpoint that everything below rp
+// is durable.
+func (l *Log) moveRecoveryPoint(rp int64) error {
+	l.ckptMu.Lock()
+	defer l.ckptMu.Unlock()
+	ck := l.ckpt
+	if rp <= ck.recoveryPoint {
+		return nil
+	}
+	ck.recoveryPoint = rp
+	if err := writeCheckpoint(l.cfg.FS, l.dir, ck); err != nil {
+		return err
+	}
+	l.mu.Lock()
+	l.ckpt = ck
+	l.mu.Unlock()
+	return nil
 }
 
 // Sync makes everything appended before it was called durable and
 // returns the offset below which the log is durable. Appends go on while
 // it waits for the disk; concurrent calls are serialised, so a caller can
-// share one fsync with every append made before it.
+// share one fsync with every append made before it. After a roll it also
+// waits for the sealed segment's flush.
 func (l *Log) Sync() (int64, error) {
 	l.syncMu.Lock()
 	defer l.syncMu.Unlock()
@@ -388,12 +511,21 @@ func (l *Log) Sync() (int64, error) {
 		l.mu.RUnlock()
 		return 0, err
 	}
-	s, end, durable := l.active(), l.active().nextOffset, l.durable
+	s, end, durable, f := l.active(), l.active().nextOffset, l.durable, l.flush
 	l.mu.RUnlock()
 	if end <= durable {
 		return durable, nil
 	}
-	err := s.log.Sync()
+	var err error
+	if f != nil {
+		<-f.durable
+		err = f.err
+	}
+	if err == nil {
+		// If a roll came since, s is sealed now: syncing it still covers
+		// end, and its flush has synced the directory.
+		err = s.log.Sync()
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err != nil {
@@ -404,6 +536,21 @@ func (l *Log) Sync() (int64, error) {
 	}
 	l.durable = max(l.durable, end)
 	return l.durable, nil
+}
+
+// Flushed waits until the flush of every rolled segment has ended: each
+// is durable with its indexes and the checkpoint's recovery point has
+// passed it. It returns the error that poisoned the log, if any. Appends
+// never need it; it is for callers that want the directory settled, such
+// as a test about to copy it.
+func (l *Log) Flushed() error {
+	l.mu.RLock()
+	f := l.flush
+	l.mu.RUnlock()
+	if f != nil {
+		<-f.done
+	}
+	return l.Err()
 }
 
 // Read returns whole batches from the one that holds offset, up to
@@ -459,12 +606,9 @@ func (l *Log) OffsetForTime(ts int64) (int64, error) {
 	return -1, nil
 }
 
-// StartOffset is the log start offset.
-func (l *Log) StartOffset() int64 {
-	l.mu.RLock()
-	defer l.mu.RUnlock()
-	return l.ckpt.logStart
-}
+// StartOffset is the log start offset. It takes no lock, so it may be
+// called from anywhere, even Config.OnRoll.
+func (l *Log) StartOffset() int64 { return l.start.Load() }
 
 // EndOffset is the next offset an append gets.
 func (l *Log) EndOffset() int64 {
@@ -485,23 +629,20 @@ func (l *Log) Segments() []int64 {
 }
 
 // ApplyRetention deletes the oldest segments that RetentionBytes or
-// RetentionTime let go, never the active one, moves the log start to the
-// first segment kept (durably, before any file is removed) and returns the
-// base offsets deleted.
+// RetentionTime let go, never the active one nor one still being flushed,
+// moves the log start to the first segment kept (durably, before any file
+// is removed) and returns the base offsets deleted. It also runs after
+// every roll's flush, when a segment has just become deletable.
 func (l *Log) ApplyRetention() ([]int64, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if err := l.check(); err != nil {
-		return nil, err
-	}
-	return l.applyRetention()
-}
-
-// applyRetention is ApplyRetention with l.mu held. It also runs after
-// every roll, when a segment has just become deletable.
-func (l *Log) applyRetention() ([]int64, error) {
 	if l.cfg.RetentionBytes <= 0 && l.cfg.RetentionTime <= 0 {
 		return nil, nil
+	}
+	l.ckptMu.Lock()
+	defer l.ckptMu.Unlock()
+	l.mu.RLock()
+	if err := l.check(); err != nil {
+		l.mu.RUnlock()
+		return nil, err
 	}
 	var total int64
 	for _, s := range l.segs {
@@ -509,7 +650,8 @@ func (l *Log) applyRetention() ([]int64, error) {
 	}
 	now := l.cfg.Now().UnixMilli()
 	n := 0
-	for ; n < len(l.segs)-1; n++ {
+	// Only flushed segments go: those the recovery point has passed.
+	for ; n < len(l.segs)-1 && l.segs[n+1].base <= l.ckpt.recoveryPoint; n++ {
 		s := l.segs[n]
 		bySize := l.cfg.RetentionBytes > 0 && total-s.size >= l.cfg.RetentionBytes
 		byTime := l.cfg.RetentionTime > 0 && s.maxTS >= 0 && now-s.maxTS > l.cfg.RetentionTime.Milliseconds()
@@ -518,27 +660,39 @@ func (l *Log) applyRetention() ([]int64, error) {
 		}
 		total -= s.size
 	}
+	ck := l.ckpt
+	ck.logStart = l.segs[n].base
+	l.mu.RUnlock()
 	if n == 0 {
 		return nil, nil
 	}
-	ck := l.ckpt
-	ck.logStart = l.segs[n].base
-	if err := writeCheckpoint(l.cfg.FS, l.dir, ck); err != nil {
+	// Only retention removes segments, and it holds ckptMu: until it
+	// takes mu again, segments can only be added after these.
+	err := writeCheckpoint(l.cfg.FS, l.dir, ck)
+	l.mu.Lock()
+	if err != nil {
+		defer l.mu.Unlock()
 		return nil, l.poison("retention", err)
 	}
 	l.ckpt = ck
+	l.start.Store(ck.logStart)
 	// The segments leave the log before their files go, so a failed
-	// removal leaves no closed segment behind for Close to close again.
+	// removal leaves no closed segment behind for Close to close again;
+	// no Read is using them once mu is released.
 	gone := l.segs[:n]
 	l.segs = append([]*segment(nil), l.segs[n:]...)
+	l.mu.Unlock()
 	var deleted []int64
 	for _, s := range gone {
 		deleted = append(deleted, s.base)
-		if err := s.remove(); err != nil {
-			return deleted, l.poison("retention", err)
-		}
+		err = errors.Join(err, s.remove())
 	}
-	if err := l.cfg.FS.SyncDir(l.dir); err != nil {
+	if err == nil {
+		err = l.cfg.FS.SyncDir(l.dir)
+	}
+	if err != nil {
+		l.mu.Lock()
+		defer l.mu.Unlock()
 		return deleted, l.poison("retention", err)
 	}
 	return deleted, nil
@@ -559,11 +713,20 @@ func (l *Log) Close() error {
 	l.syncMu.Lock()
 	defer l.syncMu.Unlock()
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	if l.closed {
+		l.mu.Unlock()
 		return ErrClosed
 	}
 	l.closed = true
+	f := l.flush
+	l.mu.Unlock()
+	if f != nil {
+		<-f.done // it takes mu and ckptMu
+	}
+	l.ckptMu.Lock()
+	defer l.ckptMu.Unlock()
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	err := l.err
 	if err == nil {
 		err = l.active().seal()

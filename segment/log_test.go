@@ -343,7 +343,7 @@ func TestOffsetForTime(t *testing.T) {
 	}
 }
 
-// TestRetentionOnRoll: with retention set, a roll applies it at once.
+// TestRetentionOnRoll: with retention set, each roll's flush applies it.
 func TestRetentionOnRoll(t *testing.T) {
 	l, _ := open(t, t.TempDir(), segment.Config{SegmentBytes: 500, RetentionBytes: 1000})
 	defer l.Close()
@@ -351,6 +351,9 @@ func TestRetentionOnRoll(t *testing.T) {
 		if _, err := l.Append(batch(t, 1, 100, 1700000000000+int64(i))); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if err := l.Flushed(); err != nil {
+		t.Fatal(err)
 	}
 	if segs := l.Segments(); len(segs) > 4 || l.StartOffset() != segs[0] || l.StartOffset() == 0 {
 		t.Fatalf("segments %v, start %d", segs, l.StartOffset())

@@ -28,6 +28,9 @@ func crashedLog(t *testing.T, cfg segment.Config, n int) (dir string, sizes []in
 	if _, err := l.Sync(); err != nil {
 		t.Fatal(err)
 	}
+	if err := l.Flushed(); err != nil {
+		t.Fatal(err)
+	}
 	return dir, sizes, l.Segments()
 }
 

@@ -216,10 +216,11 @@ type scanResult struct {
 
 // recover rebuilds the segment's indexes from its .log, following Kafka's
 // LogSegment.recover: every batch is checked (size, magic, CRC, codec,
-// offsets increasing) and the scan stops at the first that fails. With
-// truncate, the file is then cut to the valid bytes; without, a stop
-// before the end is returned as a *CorruptionError.
-func (s *segment) recover(indexInterval int64, truncate bool) (scanResult, error) {
+// offsets increasing) and the scan stops at the first that fails. When
+// the valid batches end at offset cutFrom or later, the file is then cut
+// to them; below it, the stop is returned as a *CorruptionError and the
+// file is left as it is.
+func (s *segment) recover(indexInterval int64, cutFrom int64) (scanResult, error) {
 	if err := s.index.reset(); err != nil {
 		return scanResult{}, err
 	}
@@ -271,7 +272,7 @@ func (s *segment) recover(indexInterval int64, truncate bool) (scanResult, error
 		}
 	}
 	res.validBytes = pos
-	if res.cutReason != nil && !truncate {
+	if res.cutReason != nil && s.nextOffset < cutFrom {
 		return res, res.cutReason
 	}
 	if pos < fileSize {
@@ -408,10 +409,15 @@ func (s *segment) timeWaited(b recordbatch.Batch, now time.Time) time.Duration {
 	return now.Sub(s.created)
 }
 
-// seal ends the segment's active life: a closing time index entry, then
-// the log and indexes made durable.
+// finish ends the segment's active life: its closing time index entry.
+// It takes no more appends; a roll then flushes it in the background.
+func (s *segment) finish() error {
+	return s.timeIndex.maybeAppend(s.maxTS, s.maxTSOffset, true)
+}
+
+// seal finishes the segment and makes its log and indexes durable.
 func (s *segment) seal() error {
-	if err := s.timeIndex.maybeAppend(s.maxTS, s.maxTSOffset, true); err != nil {
+	if err := s.finish(); err != nil {
 		return err
 	}
 	return s.sync(true)
@@ -426,6 +432,10 @@ func (s *segment) sync(withIndexes bool) error {
 	if !withIndexes {
 		return nil
 	}
+	return s.syncIndexes()
+}
+
+func (s *segment) syncIndexes() error {
 	if err := s.index.f.Sync(); err != nil {
 		return err
 	}

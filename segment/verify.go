@@ -243,8 +243,8 @@ func (w *verifyRun) run() (VerifyStats, error) {
 	}
 
 	// After an unclean shutdown the next open scans from the segment
-	// holding the recovery point; it cuts damage in the last segment and
-	// refuses damage in any earlier one.
+	// holding the recovery point; it cuts damage at or above the recovery
+	// point in the last two segments and refuses any other.
 	scanFrom := len(bases)
 	if !w.stats.Clean {
 		scanFrom = 0
@@ -255,6 +255,7 @@ func (w *verifyRun) run() (VerifyStats, error) {
 		}
 	}
 	prevEnd := int64(-1) // offset after the previous segment's last batch
+	var prev *segCheck
 	for i, base := range bases {
 		sc := &segCheck{
 			run:     w,
@@ -264,6 +265,10 @@ func (w *verifyRun) run() (VerifyStats, error) {
 			scanned: i >= scanFrom,
 			later:   len(bases) - 1 - i,
 			next:    base,
+			cutFrom: math.MaxInt64,
+		}
+		if i >= len(bases)-2 {
+			sc.cutFrom = ck.recoveryPoint
 		}
 		if prevEnd > base {
 			// Open refuses such a log outright, wherever it scans.
@@ -271,11 +276,24 @@ func (w *verifyRun) run() (VerifyStats, error) {
 			w.report(Problem{Kind: ProblemCorrupt, File: sc.logName, Pos: 0,
 				Detail: fmt.Sprintf("the segment starts at offset %d, but the previous segment ends at offset %d: the next open refuses the partition", base, prevEnd-1)})
 		}
+		lostTail := ok && i == len(bases)-1 && prev != nil && prev.scanned && !w.firstDamage &&
+			prevEnd < base && prevEnd >= prev.cutFrom
+		if lostTail {
+			// As Open decides: the segment before this one lost whole
+			// batches at its end in a crash before its roll's flush.
+			w.firstDamage, w.stats.Damaged = true, true
+			w.report(Problem{Kind: ProblemTornTail, File: prev.logName, Pos: prev.size,
+				Detail: fmt.Sprintf("torn tail: the segment ends at offset %d, but the next one starts at %d: its last batches were lost in a crash before its roll was flushed; the next open deletes the last segment", prevEnd, base)})
+		}
 		if err := sc.verify(); err != nil {
 			return w.stats, err
 		}
+		if lostTail {
+			w.stats.TornBytes = sc.size
+		}
 		w.stats.Segments++
 		prevEnd = max(prevEnd, sc.next)
+		prev = sc
 	}
 	if w.v.Progress != nil && w.sinceReport > 0 {
 		w.v.Progress(w.sinceReport)
@@ -338,9 +356,11 @@ type segCheck struct {
 	run     *verifyRun
 	base    int64
 	logName string
-	active  bool // the last segment
-	scanned bool // the next open scans it, cuts at its first damage and rebuilds its indexes
-	later   int  // segments after this one
+	active  bool  // the last segment
+	scanned bool  // the next open scans it, cuts at its first damage and rebuilds its indexes
+	later   int   // segments after this one
+	cutFrom int64 // the next open may cut damage found at this offset or above (as openSegments decides)
+	cutAt   int64 // offset after the last valid batch before the first failure
 
 	size       int64
 	next       int64 // offset after the last batch so far (base before any)
@@ -354,6 +374,7 @@ type segCheck struct {
 func (s *segCheck) fail(f failure) {
 	if len(s.failures) == 0 {
 		s.run.firstDamage = true
+		s.cutAt = s.next
 	}
 	s.failures = append(s.failures, f)
 }
@@ -544,20 +565,23 @@ func (s *segCheck) reportLog() {
 		p := Problem{Kind: ProblemCorrupt, File: s.logName, Pos: f.pos, Detail: f.detail}
 		if i == 0 && s.scanned {
 			lost := s.size - f.pos
-			if s.active && !s.validAfter {
+			cut := s.cutAt >= s.cutFrom
+			also := ""
+			if s.later > 0 {
+				also = ", and the last segment (from a roll whose flush had not finished) deleted"
+			}
+			if cut && !s.validAfter {
 				p.Kind = ProblemTornTail
-				p.Detail = fmt.Sprintf("torn tail: %d bytes, will be cut at the next open (%s)", lost, f.detail)
+				p.Detail = fmt.Sprintf("torn tail: %d bytes, will be cut at the next open%s (%s)", lost, also, f.detail)
 				w.stats.TornBytes = lost
 				out.add(p)
 				// What follows is inside the torn tail.
 				break
 			}
-			if s.later > 0 {
-				// Only the last segment is ever cut: damage in one with
-				// successors is synced data gone bad.
-				p.Detail += "; the next open refuses the partition: this segment has successors, so it was synced and is not cut"
+			if cut {
+				p.Detail += fmt.Sprintf("; the next open cuts the log here, dropping %d bytes of this file%s", lost, also)
 			} else {
-				p.Detail += fmt.Sprintf("; the next open cuts the log here, dropping %d bytes of this file", lost)
+				p.Detail += "; the next open refuses the partition: this is synced data (below the recovery point, or in a segment whose roll was flushed), so it is not cut"
 			}
 		}
 		w.stats.Damaged = true

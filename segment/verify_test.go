@@ -49,6 +49,9 @@ func writeLog(t *testing.T, cfg segment.Config, n int, clean bool) writtenLog {
 	if _, err := l.Sync(); err != nil {
 		t.Fatal(err)
 	}
+	if err := l.Flushed(); err != nil {
+		t.Fatal(err)
+	}
 	w.segs = l.Segments()
 	if clean {
 		if err := l.Close(); err != nil {

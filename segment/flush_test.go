@@ -1,0 +1,232 @@
+package segment_test
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/logstore/logstore/internal/testutil"
+	"github.com/logstore/logstore/recordbatch"
+	"github.com/logstore/logstore/segment"
+)
+
+// gateFS records every file sync and directory sync in order, and holds
+// the sync of one file (held) until release is closed.
+type gateFS struct {
+	segment.FS
+	held    string
+	release chan struct{}
+
+	mu     sync.Mutex
+	events []string
+}
+
+func (g *gateFS) record(e string) {
+	g.mu.Lock()
+	g.events = append(g.events, e)
+	g.mu.Unlock()
+}
+
+func (g *gateFS) Events() []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return append([]string(nil), g.events...)
+}
+
+func (g *gateFS) OpenFile(name string, flag int, perm fs.FileMode) (segment.File, error) {
+	f, err := g.FS.OpenFile(name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	return &gateFile{File: f, fs: g, name: filepath.Base(name)}, nil
+}
+
+func (g *gateFS) SyncDir(dir string) error {
+	g.record("dir")
+	return g.FS.SyncDir(dir)
+}
+
+type gateFile struct {
+	segment.File
+	fs   *gateFS
+	name string
+}
+
+func (f *gateFile) Sync() error {
+	if f.name == f.fs.held {
+		<-f.fs.release
+	}
+	if strings.HasSuffix(f.name, ".log") {
+		f.fs.record(f.name)
+	}
+	return f.File.Sync()
+}
+
+// rolledLog opens a log whose segments hold one 190-byte batch each, with
+// the sync of the first segment's .log held by the gate, and appends
+// three batches: the second and third each roll. It returns the log and
+// the gate (its release not yet closed).
+func rolledLog(t *testing.T, dir string) (*segment.Log, *gateFS) {
+	t.Helper()
+	g := &gateFS{FS: segment.OS, release: make(chan struct{})}
+	l, _ := open(t, dir, segment.Config{FS: g, SegmentBytes: 300})
+	g.held = name(0, ".log") // after Open, which syncs it too
+	t.Cleanup(func() {
+		select {
+		case <-g.release:
+		default:
+			close(g.release)
+		}
+		l.Close()
+	})
+	// The second roll waits for the first one's flush, which the gate
+	// holds: only the first roll happens while it is closed.
+	for i := range 2 {
+		if _, err := l.Append(batch(t, 1, 120, 1700000000000+int64(i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return l, g
+}
+
+// TestRollDoesNotWaitForFlush: the sealed segment's sync runs in the
+// background; appends to the new segment go on while it is held, and
+// Sync waits for it and for the directory before it syncs the new
+// segment and calls its batches durable.
+func TestRollDoesNotWaitForFlush(t *testing.T) {
+	l, g := rolledLog(t, filepath.Join(t.TempDir(), "p-0"))
+	if segs := l.Segments(); len(segs) != 2 {
+		t.Fatalf("segments %v, want two", segs)
+	}
+	synced := make(chan int64, 1)
+	go func() {
+		d, err := l.Sync()
+		if err != nil {
+			t.Error(err)
+		}
+		synced <- d
+	}()
+	// Sync cannot return while the first segment's sync is held; a
+	// return within this wait would be a bug, and a slow machine only
+	// makes the check weaker.
+	select {
+	case d := <-synced:
+		t.Fatalf("Sync returned %d while the sealed segment was not synced", d)
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(g.release)
+	if d := <-synced; d != 2 {
+		t.Fatalf("Sync: durable below %d, want 2", d)
+	}
+	if err := l.Flushed(); err != nil {
+		t.Fatal(err)
+	}
+	// The order that makes the new segment's batch durable: the sealed
+	// log, the directory, then the new log. (Checkpoint writes add
+	// directory syncs after the first.)
+	ev := g.Events()
+	first, second := name(0, ".log"), name(1, ".log")
+	iFirst, iDir, iSecond := indexOf(ev, first), indexOf(ev[indexOf(ev, first)+1:], "dir"), indexOf(ev, second)
+	if iFirst < 0 || iDir < 0 || iSecond < iFirst+1+iDir {
+		t.Fatalf("sync order %v: want %s, then the directory, then %s", ev, first, second)
+	}
+}
+
+func indexOf(s []string, v string) int {
+	for i, e := range s {
+		if e == v {
+			return i
+		}
+	}
+	return -1
+}
+
+// TestCrashBeforeFlushCutsSealedSegment: a crash while a roll's flush has
+// not finished can leave the sealed segment torn, or without its last
+// batches, with the new segment after it. Nothing in the new segment was
+// acknowledged as durable (Sync waits for the flush), so the next open
+// cuts the sealed segment and deletes the new one; check says so
+// beforehand.
+func TestCrashBeforeFlushCutsSealedSegment(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		lose func([]byte) []byte
+	}{
+		{"torn batch", func(b []byte) []byte { return b[:len(b)-7] }},
+		{"whole batches lost", func(b []byte) []byte { return b[:0] }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "p-0")
+			rolledLog(t, dir)
+			// The crash image: the directory as it is now, the first
+			// segment's last bytes never reaching the disk.
+			crashed := filepath.Join(t.TempDir(), "p-0")
+			testutil.CopyDir(t, dir, crashed)
+			first := filepath.Join(crashed, name(0, ".log"))
+			modify(t, first, c.lose)
+
+			var problems []segment.Problem
+			if _, err := segment.Verify(crashed, nil, func(p segment.Problem) { problems = append(problems, p) }); err != nil {
+				t.Fatal(err)
+			}
+			torn := 0
+			for _, p := range problems {
+				if p.Kind == segment.ProblemTornTail && p.File == first && strings.Contains(p.Detail, "last segment") {
+					torn++
+				} else if p.Kind != segment.ProblemNote {
+					t.Errorf("check found %v", p)
+				}
+			}
+			if torn != 1 {
+				t.Fatalf("check found %v, want the torn tail of %s and the last segment deleted", problems, first)
+			}
+
+			l2, rep, err := segment.Open(crashed, segment.Config{SegmentBytes: 300})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l2.Close()
+			if rep.TruncatedSegment != 0 || rep.TruncatedAt != 0 || rep.DeletedSegment != 1 || !errors.Is(rep.Reason, recordbatch.ErrTruncated) {
+				t.Fatalf("report %+v: want segment 0 cut at offset 0 and segment 1 deleted", rep)
+			}
+			if _, err := os.Stat(filepath.Join(crashed, name(1, ".log"))); !errors.Is(err, os.ErrNotExist) {
+				t.Fatalf("segment 1 still there: %v", err)
+			}
+			if segs, end := l2.Segments(), l2.EndOffset(); len(segs) != 1 || end != 0 {
+				t.Fatalf("after the cut: segments %v, end %d", segs, end)
+			}
+		})
+	}
+}
+
+// TestDamageInFlushedSegmentNotCut: once the flush has moved the recovery
+// point past the sealed segment, damage in it is corruption, even though
+// it is one of the last two: check reports it as corruption, which the
+// next open does not cut.
+func TestDamageInFlushedSegmentNotCut(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "p-0")
+	l, g := rolledLog(t, dir)
+	close(g.release)
+	if _, err := l.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Flushed(); err != nil {
+		t.Fatal(err)
+	}
+	crashed := filepath.Join(t.TempDir(), "p-0")
+	testutil.CopyDir(t, dir, crashed)
+	first := filepath.Join(crashed, name(0, ".log"))
+	modify(t, first, func(b []byte) []byte { b[len(b)-7] ^= 1; return b })
+	var problems []segment.Problem
+	if _, err := segment.Verify(crashed, nil, func(p segment.Problem) { problems = append(problems, p) }); err != nil {
+		t.Fatal(err)
+	}
+	if len(problems) == 0 || problems[0].Kind != segment.ProblemCorrupt || problems[0].File != first || strings.Contains(problems[0].Detail, "cuts") {
+		t.Fatalf("check found %v, want corruption in %s that the next open does not cut", problems, first)
+	}
+}
