@@ -67,5 +67,6 @@ Kafka v2 record batches, byte for byte. This command works on those files.`,
 	root.AddCommand(newProducersCommand())
 	root.AddCommand(newReadCommand())
 	root.AddCommand(newCheckCommand())
+	root.AddCommand(newPerfCommand())
 	return root
 }
