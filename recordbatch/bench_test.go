@@ -8,7 +8,7 @@ import (
 )
 
 // benchRecords returns n realistic records: a 16-byte key, a JSON-ish
-// value of about 160 bytes and one header.
+// value of about 135 bytes and one header.
 func benchRecords(n int) (keys, values [][]byte, headers []recordbatch.RecordHeader) {
 	for i := range n {
 		keys = append(keys, fmt.Appendf(nil, "user-%011d", i))
