@@ -12,18 +12,82 @@ const (
 	timeEntrySize   = 12 // int64 timestamp, int32 relative offset
 )
 
-// offsetIndex is a segment's .index: a sparse map from the last offset of
-// a batch to the batch's byte position in the .log. Entries are kept in
-// memory as the bytes of the file, and each new entry is written through
-// at the file's end; the file never holds more than its entries (Kafka
-// preallocates and trims, we never preallocate).
-type offsetIndex struct {
+// indexFile is what both indexes share: the entries, kept in memory as
+// the bytes of the file, and how many of those bytes the file holds. New
+// entries reach the file in blocks of indexWriteBlock bytes, and all of
+// them before a sync: an index is derived data, rebuilt from the log
+// after a crash, so an append need not pay a write for each entry. The
+// file never holds more than the entries (Kafka preallocates and trims;
+// we never preallocate).
+type indexFile struct {
 	f          File
 	name       string
 	base       int64
 	buf        []byte
+	written    int // bytes of buf in the file
 	maxEntries int
-	scratch    [offsetEntrySize]byte // the entry being written, kept off the heap
+}
+
+const indexWriteBlock = 4096
+
+// add appends the entry e and writes out a full block.
+func (x *indexFile) add(e []byte) error {
+	x.buf = append(x.buf, e...)
+	if len(x.buf)-x.written >= indexWriteBlock {
+		return x.writeOut()
+	}
+	return nil
+}
+
+// writeOut writes the entries the file does not hold yet.
+func (x *indexFile) writeOut() error {
+	if x.written == len(x.buf) {
+		return nil
+	}
+	if _, err := x.f.WriteAt(x.buf[x.written:], int64(x.written)); err != nil {
+		return err
+	}
+	x.written = len(x.buf)
+	return nil
+}
+
+// sync writes out every entry and makes the file durable.
+func (x *indexFile) sync() error {
+	if err := x.writeOut(); err != nil {
+		return err
+	}
+	return x.f.Sync()
+}
+
+// reset drops every entry and empties the file.
+func (x *indexFile) reset() error {
+	x.buf, x.written = x.buf[:0], 0
+	return x.f.Truncate(0)
+}
+
+// loaded takes data, the file's content, as the entries, for load to
+// check (and maybe shorten, dropping a zero tail). Until trim, the file
+// counts as holding none of them: writing them out again would rewrite
+// the same bytes.
+func (x *indexFile) loaded(data []byte) {
+	x.buf, x.written = append(x.buf[:0], data...), 0
+}
+
+// trim cuts the file to the entries load kept (a Kafka preallocated file
+// left untrimmed by a crash).
+func (x *indexFile) trim() error {
+	if err := x.f.Truncate(int64(len(x.buf))); err != nil {
+		return err
+	}
+	x.written = len(x.buf)
+	return nil
+}
+
+// offsetIndex is a segment's .index: a sparse map from the last offset of
+// a batch to the batch's byte position in the .log.
+type offsetIndex struct {
+	indexFile
+	scratch [offsetEntrySize]byte // the entry being written, kept off the heap
 }
 
 func (x *offsetIndex) entries() int { return len(x.buf) / offsetEntrySize }
@@ -56,11 +120,7 @@ func (x *offsetIndex) append(offset, pos int64) error {
 	e := &x.scratch
 	binary.BigEndian.PutUint32(e[:], uint32(offset-x.base))
 	binary.BigEndian.PutUint32(e[4:], uint32(pos))
-	if _, err := x.f.WriteAt(e[:], int64(len(x.buf))); err != nil {
-		return err
-	}
-	x.buf = append(x.buf, e[:]...)
-	return nil
+	return x.add(e[:])
 }
 
 // lookup returns the greatest entry whose offset is <= target, or
@@ -77,12 +137,6 @@ func (x *offsetIndex) lookup(target int64) (offset, pos int64) {
 	return x.entry(i - 1)
 }
 
-// reset drops every entry and empties the file.
-func (x *offsetIndex) reset() error {
-	x.buf = x.buf[:0]
-	return x.f.Truncate(0)
-}
-
 // load reads the file's entries and checks them: a length that is a
 // multiple of 8 (a zero-filled tail, as Kafka leaves in a preallocated
 // index, is dropped), strictly increasing offsets no lower than the base,
@@ -92,7 +146,7 @@ func (x *offsetIndex) load(data []byte, logSize int64) bool {
 	if len(data)%offsetEntrySize != 0 {
 		return false
 	}
-	x.buf = append(x.buf[:0], data...)
+	x.loaded(data)
 	n := x.entries()
 	// Kafka's zero slots: an entry after the first whose relative offset
 	// is 0 ends the real entries.
@@ -113,20 +167,12 @@ func (x *offsetIndex) load(data []byte, logSize int64) bool {
 	return true
 }
 
-// trim cuts the file to its entries (a Kafka preallocated file left
-// untrimmed by a crash is cut to what load kept).
-func (x *offsetIndex) trim() error { return x.f.Truncate(int64(len(x.buf))) }
-
 // timeIndex is a segment's .timeindex: (timestamp, offset) entries where
 // the offset is the last offset of the batch holding the largest
 // timestamp so far. An entry is added only when the timestamp grows.
 type timeIndex struct {
-	f          File
-	name       string
-	base       int64
-	buf        []byte
-	maxEntries int
-	scratch    [timeEntrySize]byte
+	indexFile
+	scratch [timeEntrySize]byte
 }
 
 func (x *timeIndex) entries() int { return len(x.buf) / timeEntrySize }
@@ -170,11 +216,7 @@ func (x *timeIndex) maybeAppend(ts, offset int64, force bool) error {
 	e := &x.scratch
 	binary.BigEndian.PutUint64(e[:], uint64(ts))
 	binary.BigEndian.PutUint32(e[8:], uint32(offset-x.base))
-	if _, err := x.f.WriteAt(e[:], int64(len(x.buf))); err != nil {
-		return err
-	}
-	x.buf = append(x.buf, e[:]...)
-	return nil
+	return x.add(e[:])
 }
 
 // lookup returns the greatest entry whose timestamp is <= ts, or
@@ -191,11 +233,6 @@ func (x *timeIndex) lookup(ts int64) (int64, int64) {
 	return x.entry(i - 1)
 }
 
-func (x *timeIndex) reset() error {
-	x.buf = x.buf[:0]
-	return x.f.Truncate(0)
-}
-
 // load reads and checks the file's entries as offsetIndex.load does:
 // length a multiple of 12, zero slots dropped, timestamps and offsets
 // increasing, offsets within [base, nextOffset).
@@ -203,7 +240,7 @@ func (x *timeIndex) load(data []byte, nextOffset int64) bool {
 	if len(data)%timeEntrySize != 0 {
 		return false
 	}
-	x.buf = append(x.buf[:0], data...)
+	x.loaded(data)
 	for i := 1; i < x.entries(); i++ {
 		e := x.buf[i*timeEntrySize:]
 		if binary.BigEndian.Uint64(e) == 0 && binary.BigEndian.Uint32(e[8:]) == 0 {
@@ -222,4 +259,3 @@ func (x *timeIndex) load(data []byte, nextOffset int64) bool {
 	return true
 }
 
-func (x *timeIndex) trim() error { return x.f.Truncate(int64(len(x.buf))) }

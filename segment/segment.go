@@ -80,8 +80,8 @@ func newSegment(cfg *Config, dir string, base int64) *segment {
 		dir:             dir,
 		base:            base,
 		logName:         fileName(dir, base, logSuffix),
-		index:           offsetIndex{name: fileName(dir, base, indexSuffix), base: base, maxEntries: cfg.IndexMaxBytes / offsetEntrySize},
-		timeIndex:       timeIndex{name: fileName(dir, base, timeIndexSuffix), base: base, maxEntries: cfg.IndexMaxBytes / timeEntrySize},
+		index:           offsetIndex{indexFile: indexFile{name: fileName(dir, base, indexSuffix), base: base, maxEntries: cfg.IndexMaxBytes / offsetEntrySize}},
+		timeIndex:       timeIndex{indexFile: indexFile{name: fileName(dir, base, timeIndexSuffix), base: base, maxEntries: cfg.IndexMaxBytes / timeEntrySize}},
 		nextOffset:      base,
 		maxTS:           -1,
 		maxTSOffset:     base,
@@ -284,7 +284,12 @@ func (s *segment) recover(indexInterval int64, cutFrom int64) (scanResult, error
 	if err := s.timeIndex.maybeAppend(s.maxTS, s.maxTSOffset, true); err != nil {
 		return res, err
 	}
-	return res, nil
+	// The rebuilt indexes reach their files now: a clean open syncs
+	// only the segments from the recovery point on.
+	if err := s.index.writeOut(); err != nil {
+		return res, err
+	}
+	return res, s.timeIndex.writeOut()
 }
 
 // nextBatch checks the batch at pos, which r is positioned at, and
@@ -436,10 +441,10 @@ func (s *segment) sync(withIndexes bool) error {
 }
 
 func (s *segment) syncIndexes() error {
-	if err := s.index.f.Sync(); err != nil {
+	if err := s.index.sync(); err != nil {
 		return err
 	}
-	return s.timeIndex.f.Sync()
+	return s.timeIndex.sync()
 }
 
 func (s *segment) trimIndexes() error {
