@@ -258,4 +258,3 @@ func (x *timeIndex) load(data []byte, nextOffset int64) bool {
 	}
 	return true
 }
-
