@@ -52,10 +52,13 @@ type Partition struct {
 	// background; nil before the first roll. Guarded by appendMu.
 	save *snapshotSave
 
-	// syncMu serialises the syncs of group commit. durable is the offset
-	// below which the log is known to be durable; it only grows, and only
-	// under syncMu.
+	// Group commit: at most one goroutine syncs the log at a time (the
+	// leader); syncing says one does, and syncEnd is closed when its sync
+	// ends. durable is the offset below which the log is known to be
+	// durable; it only grows, and only in the leader.
 	syncMu  sync.Mutex
+	syncing bool
+	syncEnd chan struct{}
 	durable atomic.Int64
 
 	// stopSync and syncDone stop the background syncer of SyncInterval.
@@ -309,42 +312,44 @@ func (p *Partition) Flushed() error {
 }
 
 // waitDurable returns once the log is durable below end: group commit.
-// The goroutine holding syncMu syncs for everyone waiting. A log.Sync
-// covers every append made before it started, so a goroutine that gets
-// syncMu after another's sync may find its offsets covered already, and
-// return without an fsync of its own.
+// When no sync is running, the caller leads one: a log.Sync covers every
+// append made before it started, so it covers the appends of everyone
+// waiting. When one is running, the caller waits for its end (it may
+// not cover the caller's append, made after it started); then everyone
+// it covered returns at once, and one of the others leads the next.
 func (p *Partition) waitDurable(end int64) error {
-	if p.durable.Load() >= end {
-		return nil
-	}
-	p.syncMu.Lock()
-	defer p.syncMu.Unlock()
-	if p.durable.Load() >= end {
-		return nil
-	}
-	d, err := p.syncLocked()
-	if err != nil {
-		return err
-	}
-	if d < end {
-		return fmt.Errorf("logstore: log synced below offset %d, the append ended at %d", d, end)
+	for p.durable.Load() < end {
+		p.syncMu.Lock()
+		if p.durable.Load() >= end {
+			p.syncMu.Unlock()
+			break
+		}
+		if p.syncing {
+			wait := p.syncEnd
+			p.syncMu.Unlock()
+			<-wait
+			continue
+		}
+		p.syncing, p.syncEnd = true, make(chan struct{})
+		p.syncMu.Unlock()
+		d, err := p.log.Sync()
+		if err == nil && d > p.durable.Load() {
+			p.durable.Store(d)
+		}
+		p.syncMu.Lock()
+		p.syncing = false
+		close(p.syncEnd)
+		p.syncMu.Unlock()
+		if err != nil {
+			// The log is poisoned now: every later call fails, and
+			// durable never moves again.
+			return err
+		}
+		if d < end {
+			return fmt.Errorf("logstore: log synced below offset %d, the append ended at %d", d, end)
+		}
 	}
 	return nil
-}
-
-// syncLocked syncs the log and records how far it is durable. The caller
-// holds syncMu.
-func (p *Partition) syncLocked() (int64, error) {
-	d, err := p.log.Sync()
-	if err != nil {
-		// The log is poisoned now: every later call fails, and durable
-		// never moves again.
-		return 0, err
-	}
-	if d > p.durable.Load() {
-		p.durable.Store(d)
-	}
-	return d, nil
 }
 
 // syncEvery is the background syncer of SyncInterval. It stops at the
@@ -359,13 +364,7 @@ func (p *Partition) syncEvery(d time.Duration) {
 			return
 		case <-t.C:
 		}
-		if p.log.EndOffset() <= p.durable.Load() {
-			continue // nothing new
-		}
-		p.syncMu.Lock()
-		_, err := p.syncLocked()
-		p.syncMu.Unlock()
-		if err != nil {
+		if err := p.waitDurable(p.log.EndOffset()); err != nil {
 			return
 		}
 	}
