@@ -393,7 +393,7 @@ func (s *segment) rollReason(b recordbatch.Batch, cfg *Config) string {
 	switch {
 	case s.size > cfg.SegmentBytes-int64(len(b)):
 		return "segment.bytes"
-	case s.size > 0 && s.timeWaited(b, cfg.Now()) > cfg.SegmentMaxAge:
+	case s.size > 0 && s.timeWaited(b, cfg.Now) > cfg.SegmentMaxAge:
 		return "segment.ms"
 	case s.index.full():
 		return "offset index full"
@@ -406,12 +406,13 @@ func (s *segment) rollReason(b recordbatch.Batch, cfg *Config) string {
 }
 
 // timeWaited is Kafka's timeWaitedForRoll: by the batches' timestamps when
-// the first batch has one, else by the clock since the segment was made.
-func (s *segment) timeWaited(b recordbatch.Batch, now time.Time) time.Duration {
+// the first batch has one, else by the clock since the segment was made
+// (read only then: an append need not pay for it).
+func (s *segment) timeWaited(b recordbatch.Batch, now func() time.Time) time.Duration {
 	if s.firstBatchMaxTS >= 0 {
 		return time.Duration(b.MaxTimestamp()-s.firstBatchMaxTS) * time.Millisecond
 	}
-	return now.Sub(s.created)
+	return now().Sub(s.created)
 }
 
 // finish ends the segment's active life: its closing time index entry.
