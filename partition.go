@@ -228,7 +228,7 @@ func (p *Partition) checkProducer(b recordbatch.Batch) (dup AppendResult, isDup 
 // A snapshot may reach the disk before the log below newBase does: after
 // a crash, the open deletes snapshots above the recovered log end, and
 // one at or below it describes the log prefix it was taken from.
-func (p *Partition) onRoll(newBase int64) error {
+func (p *Partition) onRoll(newBase int64, sealed <-chan struct{}) error {
 	// One save at a time, in order; a failed one fails this append.
 	if err := p.waitSave(); err != nil {
 		return err
@@ -242,6 +242,7 @@ func (p *Partition) onRoll(newBase int64) error {
 	p.save = save
 	go func() {
 		defer close(save.done)
+		<-sealed // bbolt's fsyncs come after the ones appends wait for
 		if err := p.snaps.Save(snap); err != nil {
 			save.err = fmt.Errorf("saving the producer snapshot at offset %d: %w", snap.Offset, err)
 			return

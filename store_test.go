@@ -313,7 +313,7 @@ func TestOpenOptionsRefused(t *testing.T) {
 	for name, opts := range map[string]logstore.Options{
 		"zero interval":     {Sync: logstore.SyncInterval(0)},
 		"negative interval": {Sync: logstore.SyncInterval(-time.Second)},
-		"OnRoll set":        {Segment: segment.Config{OnRoll: func(int64) error { return nil }}},
+		"OnRoll set":        {Segment: segment.Config{OnRoll: func(int64, <-chan struct{}) error { return nil }}},
 	} {
 		if s, err := logstore.Open(dir, opts); err == nil {
 			s.Close()

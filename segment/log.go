@@ -28,9 +28,13 @@ type Config struct {
 	RetentionTime      time.Duration // retention.ms: <= 0 keeps everything (default)
 	Now                func() time.Time
 	// OnRoll is called after a roll, with the new segment's base offset,
-	// before the batch that caused the roll is written. The root package
-	// saves the producer-state snapshot there. An error fails that append.
-	OnRoll func(newBase int64) error
+	// before the batch that caused the roll is written, with the log's
+	// lock held. sealed is closed once everything below newBase is
+	// durable (or its flush failed): background work can wait for it, so
+	// that its own fsyncs do not delay the one an acknowledgement waits
+	// for. The root package saves the producer-state snapshot there. An
+	// error fails that append.
+	OnRoll func(newBase int64, sealed <-chan struct{}) error
 }
 
 // Kafka's defaults.
@@ -423,7 +427,7 @@ func (l *Log) roll(base int64) error {
 	l.flush = f
 	go l.runFlush(f)
 	if l.cfg.OnRoll != nil {
-		if err := l.cfg.OnRoll(base); err != nil {
+		if err := l.cfg.OnRoll(base, f.durable); err != nil {
 			return fmt.Errorf("logstore/segment: after rolling %s to %d: %w", l.dir, base, err)
 		}
 	}
@@ -516,15 +520,15 @@ func (l *Log) Sync() (int64, error) {
 	if end <= durable {
 		return durable, nil
 	}
-	var err error
+	// If a roll came since, s is sealed now: syncing it still covers
+	// end. After a roll, durability needs the flush of the sealed segment
+	// too (its log and the directory); the two run side by side.
+	err := s.log.Sync()
 	if f != nil {
 		<-f.durable
-		err = f.err
-	}
-	if err == nil {
-		// If a roll came since, s is sealed now: syncing it still covers
-		// end, and its flush has synced the directory.
-		err = s.log.Sync()
+		if err == nil {
+			err = f.err
+		}
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
