@@ -54,8 +54,8 @@ func (s *State) Apply(b recordbatch.Batch) error {
 	e, added := s.entry(pid, epoch, noCoordinatorEpoch)
 	if e.Epoch != epoch {
 		e.setEpoch(epoch)
-	} else if len(e.Batches) > 0 && first != e.nextSeq() {
-		e.Batches = e.Batches[:0]
+	} else if e.n > 0 && first != e.nextSeq() {
+		e.clearWindow()
 	}
 	if first >= 0 {
 		e.push(BatchMeta{
@@ -66,7 +66,7 @@ func (s *State) Apply(b recordbatch.Batch) error {
 			Timestamp:   b.MaxTimestamp(),
 		})
 	} else {
-		e.Batches = e.Batches[:0]
+		e.clearWindow()
 	}
 	e.LastTimestamp = b.MaxTimestamp()
 	if b.Attributes().Transactional() && !e.hasOpenTxn() {
@@ -102,18 +102,18 @@ func (s *State) applyMarker(b recordbatch.Batch) error {
 	return nil
 }
 
-// entry returns the entry of pid, adding a new one at epoch when there is
-// none.
-func (s *State) entry(pid int64, epoch int16, coordinatorEpoch int32) (e *Entry, added bool) {
-	if e = s.producers[pid]; e != nil {
-		return e, false
+// entry returns the entry of pid for writing, adding a new one at epoch
+// when there is none. The pointer is valid until the next entry or
+// enforceCap.
+func (s *State) entry(pid int64, epoch int16, coordinatorEpoch int32) (e *entry, added bool) {
+	if i, ok := s.tab.find(pid); ok {
+		return s.tab.mut(i), false
 	}
-	e = &Entry{
+	i := s.tab.add(&entry{
 		ProducerID:       pid,
 		Epoch:            epoch,
 		CoordinatorEpoch: coordinatorEpoch,
 		TxnFirstOffset:   noOffset,
-	}
-	s.producers[pid] = e
-	return e, true
+	})
+	return s.tab.mut(i), true
 }

@@ -189,11 +189,12 @@ func (s *State) CheckMarker(b recordbatch.Batch, now time.Time) Decision {
 // lookup returns the entry of producer pid as the checks see it: nil when
 // the producer is unknown or expired against now, with expired telling
 // which.
-func (s *State) lookup(pid int64, now time.Time) (e *Entry, expired bool) {
-	e = s.producers[pid]
-	if e == nil {
+func (s *State) lookup(pid int64, now time.Time) (e *entry, expired bool) {
+	i, ok := s.tab.find(pid)
+	if !ok {
 		return nil, false
 	}
+	e = s.tab.at(i)
 	if s.expired(e, now) {
 		return nil, true
 	}
@@ -204,7 +205,7 @@ func (s *State) lookup(pid int64, now time.Time) (e *Entry, expired bool) {
 // transaction, and now at least ExpireAfter after its newest timestamp
 // (Kafka's isProducerExpired). time.Time.Sub saturates, so timestamps far
 // from now cannot overflow.
-func (s *State) expired(e *Entry, now time.Time) bool {
+func (s *State) expired(e *entry, now time.Time) bool {
 	return s.cfg.ExpireAfter > 0 && !e.hasOpenTxn() &&
 		now.Sub(time.UnixMilli(e.LastTimestamp)) >= s.cfg.ExpireAfter
 }

@@ -21,9 +21,18 @@
 //	}
 //
 // At startup, FromSnapshot(cfg, snap) (or New(cfg) with SetMapEndOffset
-// at the log start) and then Apply for every batch of the log from the
-// snapshot's offset on, in order: Apply checks nothing, the log is the
-// truth. Snapshot returns the state to save, as of MapEndOffset.
+// at the log start; or a Loader, fed one producer at a time by a decoder)
+// and then Apply for every batch of the log from the snapshot's offset
+// on, in order: Apply checks nothing, the log is the truth. Snapshot
+// returns the state to save, as of MapEndOffset.
+//
+// To save the state while holding a lock that appends wait for, as a
+// segment roll does, take the copy with Freeze under the lock (a few
+// microseconds for 10,000 producers: it copies a pointer per 32
+// producers, and the State copies each group of 32 on its first write
+// afterwards) and call Frozen.Snapshot outside it, where the sorting and
+// the deep copy happen. Snapshot under the lock does all of that work
+// there (0.25 ms to over a millisecond for 10,000 producers).
 //
 // # The rules
 //
@@ -94,5 +103,7 @@
 //   - Apply never fails on a log that Kafka or logstore wrote; its only
 //     error is a marker record that does not decode.
 //
-// A State is not safe for concurrent use; the caller serialises.
+// A State is not safe for concurrent use; the caller serialises. A
+// Frozen copy is immutable and may be read from any goroutine while the
+// State goes on.
 package producerstate

@@ -57,6 +57,7 @@ func FuzzCheckApply(f *testing.F) {
 		type saved struct {
 			snap   producerstate.Snapshot
 			logLen int
+			frozen producerstate.Frozen // taken with snap: must stay equal to it
 		}
 		var snaps []saved
 		for steps := 0; ops.more() && steps < 300; steps++ {
@@ -109,7 +110,7 @@ func FuzzCheckApply(f *testing.F) {
 					b = emptyControl(t, pid, cur.Epoch)
 				}
 			case 7:
-				snaps = append(snaps, saved{p.st.Snapshot(), len(p.log)})
+				snaps = append(snaps, saved{p.st.Snapshot(), len(p.log), p.st.Freeze()})
 				continue
 			}
 			sent = append(sent, b)
@@ -138,6 +139,9 @@ func FuzzCheckApply(f *testing.F) {
 			t.Fatalf("full replay differs from the live state:\n%s", diff(full, p.st))
 		}
 		for _, s := range snaps {
+			if got := s.frozen.Snapshot(); !got.Equal(s.snap) || s.frozen.Offset() != s.snap.Offset || s.frozen.Len() != len(s.snap.Producers) {
+				t.Fatalf("Freeze at log entry %d changed since:\n got %+v\nwant %+v", s.logLen, got, s.snap)
+			}
 			st := replayOnto(t, producerstate.FromSnapshot(cfg, s.snap), p.log[s.logLen:])
 			if !st.Equal(full) {
 				t.Fatalf("snapshot at log entry %d + tail differs:\n%s", s.logLen, diff(st, full))

@@ -5,6 +5,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/logstore/logstore/producerstate"
 	"github.com/logstore/logstore/snapshot"
 )
 
@@ -89,4 +90,50 @@ func BenchmarkLoadLatest(b *testing.B) {
 		}
 		b.StopTimer()
 	})
+	// What an open does with the snapshot: LoadLatest then FromSnapshot,
+	// or both in one step with LoadLatestState.
+	b.Run(fmt.Sprintf("LoadLatest+FromSnapshot/producers=%d", benchProducers), func(b *testing.B) {
+		s := fourSnapshots(b, snap)
+		b.SetBytes(int64(len(value)))
+		b.ReportAllocs()
+		for b.Loop() {
+			got, skipped, ok, err := s.LoadLatest(math.MaxInt64)
+			if err != nil || !ok || len(skipped) != 0 {
+				b.Fatalf("ok=%v skipped=%v err=%v", ok, skipped, err)
+			}
+			if st := producerstate.FromSnapshot(producerstate.DefaultConfig(), got); st.Len() != benchProducers {
+				b.Fatal(st.Len())
+			}
+		}
+		b.StopTimer()
+	})
+	b.Run(fmt.Sprintf("LoadLatestState/producers=%d", benchProducers), func(b *testing.B) {
+		s := fourSnapshots(b, snap)
+		b.SetBytes(int64(len(value)))
+		b.ReportAllocs()
+		for b.Loop() {
+			st, skipped, ok, err := s.LoadLatestState(math.MaxInt64, producerstate.DefaultConfig())
+			if err != nil || !ok || len(skipped) != 0 || st.Len() != benchProducers {
+				b.Fatalf("ok=%v skipped=%v err=%v", ok, skipped, err)
+			}
+		}
+		b.StopTimer()
+	})
+}
+
+// fourSnapshots returns a store holding snap at 4 offsets, the newest
+// at 4 << 30; it is closed when b ends.
+func fourSnapshots(b *testing.B, snap producerstate.Snapshot) *snapshot.Store {
+	s, _, err := snapshot.Open(b.TempDir(), snapshot.Options{NoSync: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close() })
+	for i := range int64(4) {
+		snap.Offset = (1 + i) << 30
+		if err := s.Save(snap); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return s
 }

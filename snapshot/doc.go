@@ -69,7 +69,14 @@
 //   - LoadLatest returns the newest snapshot at or below an offset that
 //     passes its checks. Like Kafka, it deletes every newer one that does
 //     not, reports each in skipped, and tries the next older; when none
-//     is left the caller replays the whole log.
+//     is left the caller replays the whole log. LoadLatestState does the
+//     same and returns the producerstate.State that FromSnapshot would
+//     build, decoding into it directly, without the whole Snapshot in
+//     memory.
+//   - Decoding a good value takes a fast path that only says whether the
+//     value is good; a value it refuses is decoded again by the checked
+//     decoder, which says what is wrong and where. The two accept exactly
+//     the same values (tested and fuzzed against each other).
 //   - Open never blocks startup on a bad file. When bbolt cannot use
 //     producer-snapshots.db at all (not a bbolt file, both meta pages
 //     bad, truncated below its high-water mark, pages or a freelist bbolt

@@ -3,6 +3,7 @@ package snapshot_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io/fs"
 	"math"
 	"math/rand/v2"
@@ -142,8 +143,14 @@ func TestSaveRefusesInvalid(t *testing.T) {
 }
 
 func TestLoadLatest(t *testing.T) {
+	for _, l := range loaders {
+		t.Run(l.name, func(t *testing.T) { testLoadLatest(t, l.load) })
+	}
+}
+
+func testLoadLatest(t *testing.T, loadLatest loadFunc) {
 	s := openStore(t, t.TempDir())
-	if _, _, ok, err := s.LoadLatest(100); ok || err != nil {
+	if _, _, ok, err := loadLatest(s, 100); ok || err != nil {
 		t.Fatalf("empty store: ok=%v err=%v", ok, err)
 	}
 	for _, off := range []int64{10, 20, 30} {
@@ -155,7 +162,7 @@ func TestLoadLatest(t *testing.T) {
 	}{
 		{-1, -1}, {0, -1}, {9, -1}, {10, 10}, {19, 10}, {20, 20}, {25, 20}, {30, 30}, {31, 30}, {math.MaxInt64, 30},
 	} {
-		got, skipped, ok, err := s.LoadLatest(c.max)
+		got, skipped, ok, err := loadLatest(s, c.max)
 		if err != nil || len(skipped) != 0 {
 			t.Fatalf("LoadLatest(%d): skipped=%v err=%v", c.max, skipped, err)
 		}
@@ -199,6 +206,12 @@ func TestDeleteAboveBelow(t *testing.T) {
 // disk or an older/newer build could, and checks each is reported,
 // deleted like Kafka does, and the next older one returned.
 func TestLoadLatestSkipsCorrupt(t *testing.T) {
+	for _, l := range loaders {
+		t.Run(l.name, func(t *testing.T) { testLoadLatestSkipsCorrupt(t, l.load) })
+	}
+}
+
+func testLoadLatestSkipsCorrupt(t *testing.T, loadLatest loadFunc) {
 	dir := t.TempDir()
 	s := openStore(t, dir)
 	for _, off := range []int64{100, 200, 300, 400, 500} {
@@ -226,7 +239,7 @@ func TestLoadLatestSkipsCorrupt(t *testing.T) {
 	})
 
 	s = openStore(t, dir)
-	got, skipped, ok, err := s.LoadLatest(599)
+	got, skipped, ok, err := loadLatest(s, 599)
 	if err != nil || !ok {
 		t.Fatalf("LoadLatest: ok=%v err=%v", ok, err)
 	}
@@ -282,13 +295,35 @@ func TestLoadLatestSkipsCorrupt(t *testing.T) {
 		return nil
 	})
 	s = openStore(t, dir)
-	_, skipped, ok, err = s.LoadLatest(math.MaxInt64)
+	_, skipped, ok, err = loadLatest(s, math.MaxInt64)
 	if err != nil || ok || len(skipped) != 3 {
 		t.Fatalf("all corrupt: ok=%v skipped=%v err=%v, want ok=false and 3 skipped", ok, skipped, err)
 	}
 	if got := list(t, s); len(got) != 0 {
 		t.Fatalf("List = %v, want empty", got)
 	}
+}
+
+// loadFunc is LoadLatest, or LoadLatestState with its State turned
+// into a Snapshot, for tests that hold for both.
+type loadFunc func(s *snapshot.Store, maxOffset int64) (producerstate.Snapshot, []snapshot.SkippedSnapshot, bool, error)
+
+var loaders = []struct {
+	name string
+	load loadFunc
+}{
+	{"LoadLatest", (*snapshot.Store).LoadLatest},
+	{"LoadLatestState", func(s *snapshot.Store, maxOffset int64) (producerstate.Snapshot, []snapshot.SkippedSnapshot, bool, error) {
+		st, skipped, ok, err := s.LoadLatestState(maxOffset, producerstate.Config{})
+		if ok != (st != nil) {
+			return producerstate.Snapshot{}, skipped, ok, fmt.Errorf("LoadLatestState: ok=%v with state %v", ok, st)
+		}
+		var snap producerstate.Snapshot
+		if st != nil {
+			snap = st.Snapshot()
+		}
+		return snap, skipped, ok, err
+	}},
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }

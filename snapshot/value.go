@@ -102,7 +102,32 @@ func DecodeValue(value []byte) (producerstate.Snapshot, error) {
 
 // decodeValue decodes the value stored under key (-1: none known; else
 // the value must carry that offset).
+//
+// It runs decodeFast, which is quick but says nothing of what is wrong
+// with a value it refuses, and only for such a value the checked decoder
+// decodeSlow, which finds the error and where it is. Both accept exactly
+// the same values (TestDecodeFastMatchesSlow, FuzzDecodeFastMatchesSlow).
 func decodeValue(value []byte, key int64) (producerstate.Snapshot, error) {
+	snap, ok, bufs := decodeFast(value, key)
+	if ok {
+		return snap, nil
+	}
+	// What decodeFast allocated goes to decodeSlow, which needs the same,
+	// so that a bad value costs no more memory than a good one.
+	return decodeSlow(value, key, bufs)
+}
+
+// decodeBufs are the two arrays a decoding allocates: the producers, and
+// the windows of them all.
+type decodeBufs struct {
+	producers []producerstate.Entry
+	batches   []producerstate.BatchMeta
+}
+
+// decodeSlow is decodeValue with every check made as the field is read,
+// so that a refusal names the field and its byte. It uses bufs instead
+// of allocating when they are large enough.
+func decodeSlow(value []byte, key int64, bufs decodeBufs) (producerstate.Snapshot, error) {
 	r := valueReader{b: value, key: key}
 	if len(value) < valueHeaderSize {
 		return producerstate.Snapshot{}, r.errorf(len(value), ErrCorrupt,
@@ -140,10 +165,19 @@ func decodeValue(value []byte, key int64) (producerstate.Snapshot, error) {
 		return r.finish(snap)
 	}
 
-	snap.Producers = make([]producerstate.Entry, n)
+	if uint64(cap(bufs.producers)) >= n {
+		snap.Producers = bufs.producers[:n]
+		clear(snap.Producers)
+	} else {
+		snap.Producers = make([]producerstate.Entry, n)
+	}
 	// One backing array for every window: at most 5 per producer, and at
 	// most one per minBatchSize bytes left, so it is bounded by the input.
-	batches := make([]producerstate.BatchMeta, 0, min(n*producerstate.WindowSize, uint64(r.left()/minBatchSize)))
+	windows := min(n*producerstate.WindowSize, uint64(r.left()/minBatchSize))
+	batches := bufs.batches[:0]
+	if uint64(cap(batches)) < windows {
+		batches = make([]producerstate.BatchMeta, 0, windows)
+	}
 	var prevID int64
 	for i := range snap.Producers {
 		p := &snap.Producers[i]
@@ -299,3 +333,196 @@ func (r *valueReader) finish(snap producerstate.Snapshot) (producerstate.Snapsho
 
 // uvarintLen is the length of v's minimal uvarint encoding.
 func uvarintLen(v uint64) int { return (bits.Len64(v|1) + 6) / 7 }
+
+// decodeFast decodes a value as decodeSlow does, with the same checks,
+// but keeps no account of what failed: ok is false for any value
+// decodeSlow refuses, and then snap means nothing.
+func decodeFast(b []byte, key int64) (snap producerstate.Snapshot, ok bool, bufs decodeBufs) {
+	r, n, ok := newFastReader(b, key)
+	if !ok {
+		return snap, false, bufs
+	}
+	snap.Offset = r.offset
+	if n == 0 {
+		return snap, r.end(), bufs
+	}
+	snap.Producers = make([]producerstate.Entry, n)
+	bufs = decodeBufs{snap.Producers, make([]producerstate.BatchMeta, r.maxBatches(n))}
+	if _, ok := r.producers(snap.Producers, bufs.batches); !ok {
+		return snap, false, bufs
+	}
+	return snap, r.end(), bufs
+}
+
+// decodeState is decodeFast into a State, as producerstate.FromSnapshot
+// would make it from the Snapshot decodeFast returns, without that
+// Snapshot: it decodes a few producers at a time into the same small
+// buffers and hands them to a producerstate.Loader.
+func decodeState(b []byte, key int64, cfg producerstate.Config) (*producerstate.State, bool) {
+	r, n, ok := newFastReader(b, key)
+	if !ok {
+		return nil, false
+	}
+	l := producerstate.NewLoader(cfg, r.offset, int(n))
+	const step = 256
+	var (
+		entries [step]producerstate.Entry
+		batches [step * producerstate.WindowSize]producerstate.BatchMeta
+	)
+	for left := n; left > 0; {
+		part := entries[:min(left, step)]
+		if _, ok := r.producers(part, batches[:]); !ok {
+			return nil, false
+		}
+		for i := range part {
+			l.Add(&part[i])
+		}
+		left -= uint64(len(part))
+	}
+	if !r.end() {
+		return nil, false
+	}
+	return l.State(), true
+}
+
+// fastReader reads a value's producers for decodeFast and decodeState.
+// A read that fails sets the position to -1, which every later read
+// passes on, so most checks are made once per producer or batch.
+type fastReader struct {
+	b      []byte
+	p      int
+	offset int64
+	next   int   // index of the next producer in the value
+	prevID int64 // id of the producer before it
+}
+
+// newFastReader checks the header and the CRC and reads the snapshot
+// offset and the producer count n.
+func newFastReader(b []byte, key int64) (r fastReader, n uint64, ok bool) {
+	if len(b) < valueHeaderSize || binary.BigEndian.Uint16(b) != ValueVersion ||
+		binary.BigEndian.Uint32(b[valueCRCPos:]) != recordbatch.Checksum(b[valueHeaderSize:]) {
+		return r, 0, false
+	}
+	var f [2]uint64
+	p := uvarints(b, valueHeaderSize, f[:])
+	off, n := f[0], f[1]
+	if p < 0 || off > math.MaxInt64 || key >= 0 && int64(off) != key ||
+		n > uint64((len(b)-p)/minProducerSize) {
+		return r, 0, false
+	}
+	return fastReader{b: b, p: p, offset: int64(off)}, n, true
+}
+
+// maxBatches bounds the batches of the n producers that follow, as
+// decodeSlow does: at most 5 each, and one per minBatchSize bytes left.
+func (r *fastReader) maxBatches(n uint64) int {
+	return int(min(n*producerstate.WindowSize, uint64((len(r.b)-r.p)/minBatchSize)))
+}
+
+// end reports whether the value ends where the reader is.
+func (r *fastReader) end() bool { return r.p == len(r.b) }
+
+// producers reads the next len(dst) producers into dst, their windows
+// into batches, and returns how many batches it used; ok is false when
+// the value is not valid there (or batches has too little room).
+func (r *fastReader) producers(dst []producerstate.Entry, batches []producerstate.BatchMeta) (used int, ok bool) {
+	b, p, prevID, first := r.b, r.p, r.prevID, r.next == 0
+	var f [5]uint64
+	for i := range dst {
+		e := &dst[i]
+		// id, epoch, coordinator epoch, transaction first offset, last
+		// timestamp; then the window length.
+		if p = uvarints(b, p, f[:]); p < 0 || p >= len(b) {
+			return used, false
+		}
+		if first {
+			e.ProducerID = unzigzag(f[0])
+			first = false
+		} else {
+			if f[0] == 0 || f[0] > uint64(math.MaxInt64)-uint64(prevID) {
+				return used, false
+			}
+			e.ProducerID = int64(uint64(prevID) + f[0])
+		}
+		prevID = e.ProducerID
+		epoch, coord := unzigzag(f[1]), unzigzag(f[2])
+		if epoch != int64(int16(epoch)) || coord != int64(int32(coord)) {
+			return used, false
+		}
+		e.Epoch, e.CoordinatorEpoch = int16(epoch), int32(coord)
+		e.TxnFirstOffset, e.LastTimestamp = unzigzag(f[3]), unzigzag(f[4])
+		k := int(b[p])
+		p++
+		e.Batches = nil
+		if k == 0 {
+			continue
+		}
+		if k > producerstate.WindowSize || k > (len(b)-p)/minBatchSize || used+k > len(batches) {
+			return used, false
+		}
+		w := batches[used : used+k : used+k]
+		used += k
+		// Each batch: first sequence, sequence span, first offset,
+		// offset span, timestamp, the first relative to the producer's
+		// fields and every later one to the batch before it.
+		lastSeq, lastOffset, ts := int32(-1), int64(-1), e.LastTimestamp
+		for j := range w {
+			if p = uvarints(b, p, f[:]); p < 0 {
+				return used, false
+			}
+			gap, span := unzigzag(f[0]), unzigzag(f[1])
+			if gap != int64(int32(gap)) || span != int64(int32(span)) {
+				return used, false
+			}
+			m := &w[j]
+			if j == 0 {
+				m.FirstSeq = int32(gap)
+				m.FirstOffset = unzigzag(f[2])
+			} else {
+				m.FirstSeq = lastSeq + 1 + int32(gap)
+				m.FirstOffset = lastOffset + 1 + unzigzag(f[2])
+			}
+			m.LastSeq = m.FirstSeq + int32(span)
+			m.LastOffset = m.FirstOffset + unzigzag(f[3])
+			m.Timestamp = ts + unzigzag(f[4])
+			lastSeq, lastOffset, ts = m.LastSeq, m.LastOffset, m.Timestamp
+		}
+		e.Batches = w
+	}
+	r.p, r.prevID = p, prevID
+	r.next += len(dst)
+	return used, true
+}
+
+// uvarints reads len(dst) unsigned varints, each in its minimal
+// encoding, from position p and returns the position after them, or -1
+// when they are not all there. Most take one byte, a case it handles
+// without a call.
+func uvarints(b []byte, p int, dst []uint64) int {
+	for i := range dst {
+		if uint(p) >= uint(len(b)) {
+			return -1
+		}
+		c := b[p]
+		if c < 0x80 {
+			dst[i] = uint64(c)
+			p++
+			continue
+		}
+		if p+1 < len(b) && b[p+1] < 0x80 && b[p+1] != 0 { // two bytes, minimal
+			dst[i] = uint64(c&0x7f) | uint64(b[p+1])<<7
+			p += 2
+			continue
+		}
+		v, n := binary.Uvarint(b[p:])
+		if n <= 0 || b[p+n-1] == 0 { // cut off, overflowing, or not minimal
+			return -1
+		}
+		dst[i] = v
+		p += n
+	}
+	return p
+}
+
+// unzigzag is the signed value of a zigzag varint.
+func unzigzag(u uint64) int64 { return int64(u>>1) ^ -int64(u&1) }
