@@ -219,7 +219,7 @@ func (p *Partition) checkProducer(b recordbatch.Batch) (dup AppendResult, isDup 
 // onRoll is the log's Config.OnRoll. The log calls it after a roll and
 // before it writes the batch that caused it, inside Append and so under
 // appendMu: the producer state is then exactly the state as of newBase.
-// It drops expired producers, copies the state and saves the copy as the
+// It drops expired producers, freezes the state and saves it as the
 // snapshot keyed by newBase in the background, so appends do not wait for
 // bbolt's commit; the save also prunes the snapshots that retention has
 // left below the log start. It runs while the log holds its lock: it must
@@ -234,17 +234,19 @@ func (p *Partition) onRoll(newBase int64, sealed <-chan struct{}) error {
 		return err
 	}
 	p.state.ExpireProducers(p.now())
-	snap := p.state.Snapshot()
-	if snap.Offset != newBase {
-		return fmt.Errorf("logstore: producer state is as of offset %d, the new segment starts at %d", snap.Offset, newBase)
+	// Freezing copies a pointer per block of entries (about 1 µs for
+	// 10,000 producers); the blocks are copied when next written.
+	frozen := p.state.Freeze()
+	if frozen.Offset() != newBase {
+		return fmt.Errorf("logstore: producer state is as of offset %d, the new segment starts at %d", frozen.Offset(), newBase)
 	}
 	save := &snapshotSave{done: make(chan struct{})}
 	p.save = save
 	go func() {
 		defer close(save.done)
 		<-sealed // bbolt's fsyncs come after the ones appends wait for
-		if err := p.snaps.Save(snap); err != nil {
-			save.err = fmt.Errorf("saving the producer snapshot at offset %d: %w", snap.Offset, err)
+		if err := p.snaps.Save(frozen.Snapshot()); err != nil {
+			save.err = fmt.Errorf("saving the producer snapshot at offset %d: %w", frozen.Offset(), err)
 			return
 		}
 		if _, err := p.snaps.DeleteBelow(p.log.StartOffset()); err != nil {
@@ -465,16 +467,16 @@ func (p *Partition) loadProducerState(pdir string) error {
 		return err
 	}
 	cfg := p.store.opts.producerConfig()
-	snap, skipped, ok, err := snaps.LoadLatest(end)
+	st, skipped, ok, err := snaps.LoadLatestState(end, cfg)
 	if err != nil {
 		return err
 	}
 	p.startup.SkippedSnapshots = skipped
 	from := start
-	if ok && snap.Offset >= start {
-		p.state = producerstate.FromSnapshot(cfg, snap)
-		p.startup.SnapshotOffset = snap.Offset
-		from = snap.Offset
+	if ok && st.MapEndOffset() >= start {
+		p.state = st
+		p.startup.SnapshotOffset = st.MapEndOffset()
+		from = st.MapEndOffset()
 	} else {
 		p.state = producerstate.New(cfg)
 		p.state.SetMapEndOffset(start)

@@ -25,6 +25,7 @@ type indexFile struct {
 	base       int64
 	buf        []byte
 	written    int // bytes of buf in the file
+	fileLen    int // the file's length when loaded
 	maxEntries int
 }
 
@@ -70,14 +71,17 @@ func (x *indexFile) reset() error {
 // counts as holding none of them: writing them out again would rewrite
 // the same bytes.
 func (x *indexFile) loaded(data []byte) {
-	x.buf, x.written = append(x.buf[:0], data...), 0
+	x.buf, x.written, x.fileLen = append(x.buf[:0], data...), 0, len(data)
 }
 
 // trim cuts the file to the entries load kept (a Kafka preallocated file
 // left untrimmed by a crash).
 func (x *indexFile) trim() error {
-	if err := x.f.Truncate(int64(len(x.buf))); err != nil {
-		return err
+	if x.fileLen != len(x.buf) {
+		// (Truncating to the same length would still dirty the inode.)
+		if err := x.f.Truncate(int64(len(x.buf))); err != nil {
+			return err
+		}
 	}
 	x.written = len(x.buf)
 	return nil

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -186,8 +187,11 @@ func Open(dir string, cfg Config) (*Log, RecoveryReport, error) {
 	}
 	ck.logStart = max(ck.logStart, l.segs[0].base)
 	// From here on a crash is unclean, and what was recovered is durable.
+	// Below the recovery point the segments are durable already (a roll's
+	// flush moves it only after syncing them), unless their indexes were
+	// rebuilt now.
 	for _, s := range l.segs {
-		if s.base >= ck.recoveryPoint || !rep.Clean {
+		if s.base >= ck.recoveryPoint || slices.Contains(rep.RebuiltIndexes, s.base) {
 			if err := s.sync(true); err != nil {
 				return nil, rep, errors.Join(err, l.closeSegments())
 			}
