@@ -75,9 +75,15 @@ func setSequence(b []byte, seq int32) {
 	binary.BigEndian.PutUint32(b[17:], recordbatch.Checksum(b[21:]))
 }
 
+// benchChunkBytes is how many bytes of distinct pre-encoded batches the
+// append benchmarks cycle through: a few MiB, so the batches come from
+// the CPU's cache as a batch just received from the network would, not
+// one cache-hot buffer nor memory the CPU has not seen for a while.
+const benchChunkBytes = 4 << 20
+
 // BenchmarkAppend appends pre-encoded idempotent batches of one producer
 // to a partition on the machine's disk. Batches are encoded in chunks of
-// up to 64 MiB outside the timer, so the figure is the store's work
+// benchChunkBytes outside the timer, so the figure is the store's work
 // alone: the checks, the producer decision, the write, and for
 // sync=always one fdatasync per append (one appender: no group commit).
 // Compare with BenchmarkRawWrite of the same size and mode.
@@ -96,7 +102,7 @@ func BenchmarkAppend(b *testing.B) {
 				}
 				tmpl := sizedBatch(b, sz.size, 1, 0)
 				records := int32(recordbatch.Batch(tmpl).NumRecords())
-				chunk := make([][]byte, max(1, (64<<20)/sz.size))
+				chunk := make([][]byte, max(1, benchChunkBytes/sz.size))
 				for i := range chunk {
 					chunk[i] = make([]byte, len(tmpl))
 				}
@@ -132,11 +138,10 @@ func BenchmarkAppend(b *testing.B) {
 // BenchmarkRawWrite is the physical baseline of BenchmarkAppend: the same
 // bytes written with os.File.Write to a file in the same kind of
 // directory, with an fdatasync after each write for sync=always. As in
-// BenchmarkAppend, the writes cycle through up to 64 MiB of distinct
-// buffers, so both read their source from memory, not from a cache-hot
-// single buffer. The
-// 512KiB/sync=always case is the cost of one fsync covering 32 producers'
-// 16 KiB batches: the ceiling of BenchmarkAppendParallel/producers=32.
+// BenchmarkAppend, the writes cycle through benchChunkBytes of distinct
+// buffers. The 512KiB/sync=always case is the cost of one fsync covering
+// 32 producers' 16 KiB batches: the ceiling of
+// BenchmarkAppendParallel/producers=32.
 func BenchmarkRawWrite(b *testing.B) {
 	sizes := append(benchSizes[:len(benchSizes):len(benchSizes)], struct {
 		name string
@@ -154,7 +159,7 @@ func BenchmarkRawWrite(b *testing.B) {
 				}
 				defer f.Close()
 				data := sizedBatch(b, sz.size, 1, 0)
-				chunk := make([][]byte, max(1, (64<<20)/sz.size))
+				chunk := make([][]byte, max(1, benchChunkBytes/sz.size))
 				for i := range chunk {
 					chunk[i] = bytes.Clone(data)
 				}
