@@ -91,15 +91,9 @@ func BenchmarkAppend(b *testing.B) {
 	for _, sz := range benchSizes {
 		for _, sm := range benchSyncModes {
 			b.Run(fmt.Sprintf("size=%s/sync=%s", sz.name, sm.name), func(b *testing.B) {
-				s, err := logstore.Open(b.TempDir(), logstore.Options{Sync: sm.mode})
-				if err != nil {
-					b.Fatal(err)
-				}
+				s := openStore(b, b.TempDir(), logstore.Options{Sync: sm.mode})
 				defer s.Close()
-				p, err := s.Partition("bench", 0)
-				if err != nil {
-					b.Fatal(err)
-				}
+				p := openPartition(b, s, "bench", 0)
 				tmpl := sizedBatch(b, sz.size, 1, 0)
 				records := int32(recordbatch.Batch(tmpl).NumRecords())
 				chunk := make([][]byte, max(1, benchChunkBytes/sz.size))
@@ -193,15 +187,9 @@ func BenchmarkAppendParallel(b *testing.B) {
 	for _, producers := range []int{1, 4, 32} {
 		b.Run(fmt.Sprintf("producers=%d", producers), func(b *testing.B) {
 			fsys := &syncCountFS{FS: segment.OS}
-			s, err := logstore.Open(b.TempDir(), logstore.Options{Sync: logstore.SyncAlways, Segment: segment.Config{FS: fsys}})
-			if err != nil {
-				b.Fatal(err)
-			}
+			s := openStore(b, b.TempDir(), logstore.Options{Sync: logstore.SyncAlways, Segment: segment.Config{FS: fsys}})
 			defer s.Close()
-			p, err := s.Partition("bench", 0)
-			if err != nil {
-				b.Fatal(err)
-			}
+			p := openPartition(b, s, "bench", 0)
 			batches := make([][]byte, producers)
 			for g := range batches {
 				batches[g] = sizedBatch(b, 16<<10, int64(g+1), 0)
@@ -272,32 +260,12 @@ func BenchmarkAppendDuringRoll(b *testing.B) {
 	}{{"rolls=none", 1 << 30}, {"rolls=every-64", 64*(16<<10) + 1}} {
 		b.Run(c.name, func(b *testing.B) {
 			dir := b.TempDir()
-			s, err := logstore.Open(dir, logstore.Options{Sync: logstore.SyncNever})
-			if err != nil {
-				b.Fatal(err)
-			}
-			p, err := s.Partition("bench", 0)
-			if err != nil {
-				b.Fatal(err)
-			}
-			for pid := range int64(10000) {
-				if _, err := p.Append(producerBatch(pid+100, 0, 0, 1, recent)); err != nil {
-					b.Fatal(err)
-				}
-			}
-			if err := s.Close(); err != nil {
-				b.Fatal(err)
-			}
+			withProducers(b, dir, 10000)
 			fsync := medianFsync(b, dir, 16<<10, 200)
-			s, err = logstore.Open(dir, logstore.Options{Segment: segment.Config{SegmentBytes: c.segBytes}})
-			if err != nil {
-				b.Fatal(err)
-			}
+			s := openStore(b, dir, logstore.Options{Segment: segment.Config{SegmentBytes: c.segBytes}})
 			defer s.Close()
-			if p, err = s.Partition("bench", 0); err != nil {
-				b.Fatal(err)
-			}
-			batch := sizedBatch(b, 16<<10, 1, 0)
+			p := openPartition(b, s, "bench", 0)
+			batch := sizedBatch(b, 16<<10, 10000, 0) // a producer of its own
 			records := recordbatch.Batch(batch).NumRecords()
 			lat := make([]time.Duration, 0, b.N)
 			var seq int32
@@ -319,6 +287,23 @@ func BenchmarkAppendDuringRoll(b *testing.B) {
 			b.ReportMetric(at(0.99), "p99-µs")
 			b.ReportMetric(float64(fsync.Microseconds()), "fsync-µs")
 		})
+	}
+}
+
+// withProducers writes one batch for each of n idempotent producers (ids
+// 0 to n-1, sequence 0) to partition bench-0 of a new store in dir, and
+// closes it.
+func withProducers(b *testing.B, dir string, n int) {
+	b.Helper()
+	s := openStore(b, dir, logstore.Options{Sync: logstore.SyncNever})
+	p := openPartition(b, s, "bench", 0)
+	for pid := range int64(n) {
+		if _, err := p.Append(producerBatch(pid, 0, 0, 1, recent)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		b.Fatal(err)
 	}
 }
 

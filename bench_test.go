@@ -21,36 +21,18 @@ func BenchmarkAppendRoll(b *testing.B) {
 			// 10,000 producers, written with large segments; then reopened
 			// with the segment size under test.
 			dir := b.TempDir()
-			s, err := logstore.Open(dir, logstore.Options{Sync: logstore.SyncNever})
-			if err != nil {
-				b.Fatal(err)
-			}
-			p, err := s.Partition("bench", 0)
-			if err != nil {
-				b.Fatal(err)
-			}
 			seq := make([]int32, 10000)
+			withProducers(b, dir, len(seq))
 			for pid := range seq {
-				if _, err := p.Append(producerBatch(int64(pid), 0, 0, 1, recent)); err != nil {
-					b.Fatal(err)
-				}
 				seq[pid] = 1
-			}
-			if err := s.Close(); err != nil {
-				b.Fatal(err)
 			}
 			segBytes := int64(1 << 30)
 			if every {
 				segBytes = 200
 			}
-			s, err = logstore.Open(dir, logstore.Options{Sync: logstore.SyncNever, Segment: segment.Config{SegmentBytes: segBytes}})
-			if err != nil {
-				b.Fatal(err)
-			}
+			s := openStore(b, dir, logstore.Options{Sync: logstore.SyncNever, Segment: segment.Config{SegmentBytes: segBytes}})
 			defer s.Close()
-			if p, err = s.Partition("bench", 0); err != nil {
-				b.Fatal(err)
-			}
+			p := openPartition(b, s, "bench", 0)
 			batches := make([][]byte, len(seq))
 			b.ReportAllocs()
 			i := 0

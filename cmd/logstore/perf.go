@@ -571,14 +571,11 @@ func runPerfConsume(o *perfConsumeOptions) (err error) {
 	defer func() { err = errors.Join(err, store.Close()) }()
 	reportRecovery(o.stderr, o.where, p)
 
-	start, end := p.StartOffset(), p.EndOffset()
-	off := start
-	if o.fromSet {
-		off = o.from
+	off, err := startingOffset(p, "--from", o.from, o.fromSet)
+	if err != nil {
+		return err
 	}
-	if off < start || off > end {
-		return fmt.Errorf("--from %d is outside partition %s, which holds offsets %d to %d", off, p.ID(), start, end-1)
-	}
+	end := p.EndOffset()
 	rep := &perfConsumeReport{Topic: o.topic, Partition: o.partition, From: off, End: end, Shallow: o.shallow}
 	var win perfWindow
 	stopProgress := startProgress(o.stderr, o.progress, &win, func(w perfWindowStats, d time.Duration) string {

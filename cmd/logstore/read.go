@@ -205,6 +205,19 @@ the log, or a batch that cannot be read.`,
 	return cmd
 }
 
+// startingOffset is where a read of p starts: the offset a flag gave
+// (when set), which must lie in the partition, or the log start.
+func startingOffset(p *logstore.Partition, flag string, off int64, set bool) (int64, error) {
+	start, end := p.StartOffset(), p.EndOffset()
+	if !set {
+		return start, nil
+	}
+	if off < start || off > end {
+		return 0, fmt.Errorf("%s %d is outside partition %s, which holds offsets %d to %d", flag, off, p.ID(), start, end-1)
+	}
+	return off, nil
+}
+
 func runRead(o *readOptions) (err error) {
 	if o.maxRecords < 0 {
 		return fmt.Errorf("--max-records %d: must be 0 (no limit) or more", o.maxRecords)
@@ -216,14 +229,11 @@ func runRead(o *readOptions) (err error) {
 	defer func() { err = errors.Join(err, store.Close()) }()
 	reportRecovery(o.stderr, o.where, p)
 
-	start, end := p.StartOffset(), p.EndOffset()
-	off := start
-	if o.offsetSet {
-		off = o.offset
+	off, err := startingOffset(p, "--offset", o.offset, o.offsetSet)
+	if err != nil {
+		return err
 	}
-	if off < start || off > end {
-		return fmt.Errorf("--offset %d is outside partition %s, which holds offsets %d to %d", off, p.ID(), start, end-1)
-	}
+	end := p.EndOffset()
 	out := bufio.NewWriter(o.stdout)
 	defer func() {
 		if ferr := out.Flush(); ferr != nil && err == nil {
