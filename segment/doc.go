@@ -9,6 +9,7 @@
 //	                                  int64 timestamp | int32 offset - base
 //	00000000000000004096.log ...    the next segment, named by its first offset
 //	logstore.checkpoint             log start offset, recovery point, clean-shutdown mark
+//	logstore.next-segment           while open: the empty file the next roll renames to its .log
 //
 // The index rules are Kafka's (LogSegment): an offset-index entry maps a
 // batch's last offset to its start position and is added when more than
@@ -32,13 +33,18 @@
 //     before it durable (fdatasync of the active segment) without
 //     blocking appends meanwhile.
 //   - A roll only finishes the active segment (its closing time index
-//     entry) and creates the next; the sealed segment is flushed in the
-//     background: its log, then the directory (the new segment's entry),
-//     then its indexes, then the checkpoint's recovery point moves to the
-//     new base. Sync waits for the first two before it calls anything in
-//     the new segment durable, and a roll waits for the previous roll's
-//     flush to have synced its segment, so at most one sealed segment is
-//     not yet durable. Everything below the recovery point is durable.
+//     entry), renames the spare (logstore.next-segment, whose directory
+//     entry is already durable) to the new segment's .log and creates its
+//     indexes; the sealed segment is flushed in the background: its log;
+//     then a new spare and a directory sync (the rename, the indexes, the
+//     spare); then its indexes; then the checkpoint's recovery point moves
+//     to the new base. Sync waits for the sealed log before it calls
+//     anything in the new segment durable (never for a directory sync: a
+//     crash that loses the rename leaves the batches in the spare, which
+//     Open names after its first batch's base offset). A roll waits for
+//     the previous roll's flush up to its directory sync, so at most one
+//     sealed segment is not yet durable. Everything below the recovery
+//     point is durable.
 //   - Indexes are derived data: appends do not wait for them, and a crash
 //     rebuilds them from the log.
 //   - After an unclean shutdown, Open scans every batch (size, magic,

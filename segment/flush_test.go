@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,10 +17,12 @@ import (
 )
 
 // gateFS records every file sync and directory sync in order, and holds
-// the sync of one file (held) until release is closed.
+// the sync of one file (held), or with holdDir every directory sync,
+// until release is closed.
 type gateFS struct {
 	segment.FS
 	held    string
+	holdDir atomic.Bool
 	release chan struct{}
 
 	mu     sync.Mutex
@@ -47,6 +50,9 @@ func (g *gateFS) OpenFile(name string, flag int, perm fs.FileMode) (segment.File
 }
 
 func (g *gateFS) SyncDir(dir string) error {
+	if g.holdDir.Load() {
+		<-g.release
+	}
 	g.record("dir")
 	return g.FS.SyncDir(dir)
 }
@@ -126,24 +132,37 @@ func TestRollDoesNotWaitForFlush(t *testing.T) {
 	if err := l.Flushed(); err != nil {
 		t.Fatal(err)
 	}
-	// The order that makes the new segment's batch durable: the sealed
-	// log, the directory, then the new log. (Checkpoint writes add
-	// directory syncs after the first.)
-	ev := g.Events()
-	first, second := name(0, ".log"), name(1, ".log")
-	iFirst, iDir, iSecond := indexOf(ev, first), indexOf(ev[indexOf(ev, first)+1:], "dir"), indexOf(ev, second)
-	if iFirst < 0 || iDir < 0 || iSecond < iFirst+1+iDir {
-		t.Fatalf("sync order %v: want %s, then the directory, then %s", ev, first, second)
+	if ev := g.Events(); len(ev) == 0 || ev[0] != name(0, ".log") {
+		t.Fatalf("syncs %v: the sealed segment's log first", ev)
 	}
 }
 
-func indexOf(s []string, v string) int {
-	for i, e := range s {
-		if e == v {
-			return i
+// TestAckDoesNotWaitForDirectorySync: the new segment's .log is the
+// spare, whose directory entry was durable before the roll, so a Sync
+// after a roll waits for the sealed segment's log but not for a
+// directory sync (a journal commit, several fsyncs long).
+func TestAckDoesNotWaitForDirectorySync(t *testing.T) {
+	g := &gateFS{FS: segment.OS, release: make(chan struct{})}
+	dir := filepath.Join(t.TempDir(), "p-0")
+	l, _ := open(t, dir, segment.Config{FS: g, SegmentBytes: 300})
+	g.holdDir.Store(true)
+	defer func() {
+		close(g.release)
+		if err := l.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
+	for i := range 2 {
+		if _, err := l.Append(batch(t, 1, 120, 1700000000000+int64(i))); err != nil {
+			t.Fatal(err)
 		}
 	}
-	return -1
+	if segs := l.Segments(); len(segs) != 2 {
+		t.Fatalf("segments %v, want two", segs)
+	}
+	if d, err := l.Sync(); err != nil || d != 2 {
+		t.Fatalf("Sync with the directory sync held: %d, %v; want 2", d, err)
+	}
 }
 
 // TestCrashBeforeFlushCutsSealedSegment: a crash while a roll's flush has
@@ -228,5 +247,82 @@ func TestDamageInFlushedSegmentNotCut(t *testing.T) {
 	}
 	if len(problems) == 0 || problems[0].Kind != segment.ProblemCorrupt || problems[0].File != first || strings.Contains(problems[0].Detail, "cuts") {
 		t.Fatalf("check found %v, want corruption in %s that the next open does not cut", problems, first)
+	}
+}
+
+// TestSpareAdoptedAfterLostRename: a crash can keep the new segment's
+// batches while losing the rename that gave the spare its segment name;
+// the next open names the spare after its first batch's base offset, and
+// nothing is lost. check says what the open will do.
+func TestSpareAdoptedAfterLostRename(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "p-0")
+	l, g := rolledLog(t, dir)
+	close(g.release)
+	if _, err := l.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Flushed(); err != nil {
+		t.Fatal(err)
+	}
+	crashed := filepath.Join(t.TempDir(), "p-0")
+	testutil.CopyDir(t, dir, crashed)
+	spare := filepath.Join(crashed, "logstore.next-segment")
+	if err := os.Rename(filepath.Join(crashed, name(1, ".log")), spare); err != nil {
+		t.Fatal(err)
+	}
+	var problems []segment.Problem
+	if _, err := segment.Verify(crashed, nil, func(p segment.Problem) { problems = append(problems, p) }); err != nil {
+		t.Fatal(err)
+	}
+	if len(problems) != 1 || problems[0].File != spare || !strings.Contains(problems[0].Detail, "names it "+name(1, ".log")) {
+		t.Fatalf("check found %v, want a note on %s", problems, spare)
+	}
+	l2, rep, err := segment.Open(crashed, segment.Config{SegmentBytes: 300})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l2.Close()
+	if segs, end := l2.Segments(), l2.EndOffset(); len(segs) != 2 || segs[1] != 1 || end != 2 || rep.TruncatedBytes != 0 {
+		t.Fatalf("after open: segments %v, end %d, report %+v; want [0 1], 2, nothing cut", segs, end, rep)
+	}
+	if got := len(readAll(t, l2)); got != 2 {
+		t.Fatalf("%d batches read, want 2", got)
+	}
+}
+
+// TestSpareWithoutWholeHeaderRemoved: a spare holding less than a batch
+// header held nothing acknowledged; the open removes it. One whose first
+// batch names an existing segment is corruption.
+func TestSpareWithoutWholeHeaderRemoved(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "p-0")
+	l, _ := open(t, dir, segment.Config{})
+	b := batch(t, 1, 10, 1700000000000)
+	if _, err := l.Append(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	spare := filepath.Join(dir, "logstore.next-segment")
+	if err := os.WriteFile(spare, b[:40], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l2, _ := open(t, dir, segment.Config{})
+	if end := l2.EndOffset(); end != 1 {
+		t.Fatalf("end %d, want 1", end)
+	}
+	if err := l2.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(spare); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("spare left after a clean close: %v", err)
+	}
+	// The batch at offset 0 again: segment 0 exists already.
+	if err := os.WriteFile(spare, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var ce *segment.CorruptionError
+	if _, _, err := segment.Open(dir, segment.Config{}); !errors.As(err, &ce) || ce.File != spare {
+		t.Fatalf("open: %v, want corruption in %s", err, spare)
 	}
 }

@@ -1,9 +1,13 @@
 package segment
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -119,6 +123,7 @@ type Log struct {
 	closed  bool
 	durable int64  // offsets below it are on disk
 	flush   *flush // the newest roll's background flush, nil once it is done
+	spare   File   // spareName, open, its directory entry durable; the next roll's .log
 
 	syncMu sync.Mutex // one Sync at a time
 
@@ -130,16 +135,30 @@ type Log struct {
 	start  atomic.Int64 // ckpt.logStart, readable without a lock
 }
 
+// spareName is the file a Log keeps ready to become its next segment's
+// .log: created, and its directory entry made durable, in the background,
+// then renamed at a roll. A batch written to the new segment is durable
+// once the file's data is synced, whether or not the rename has reached
+// the disk: after a crash, Open names a spare holding batches by its
+// first batch's base offset. So an acknowledgement never waits for a
+// directory sync. (Kafka ignores files it does not know.)
+const spareName = "logstore.next-segment"
+
 // flush is the background work that follows a roll: the sealed segment's
-// log and the directory (with the new segment's entry) are synced, then
-// its indexes, then the checkpoint's recovery point moves to next.
+// log is synced; the next spare is created and the directory synced (the
+// rename of the spare that became the new segment, its index files and
+// the new spare); then the sealed segment's indexes; then the checkpoint's
+// recovery point moves to next.
 type flush struct {
-	seg     *segment
-	next    int64         // the base offset of the segment after seg
-	prev    *flush        // the flush before this one, which must end first
-	durable chan struct{} // closed once seg's log and the directory are synced, or failed (err)
-	err     error         // why they could not be synced; read after durable is closed
-	done    chan struct{} // closed when the flush has ended (a failure has poisoned the log)
+	seg       *segment
+	next      int64         // the base offset of the segment after seg
+	prev      *flush        // the flush before this one, which must end first
+	logSynced chan struct{} // closed once seg's log is synced, or failed (err)
+	durable   chan struct{} // closed once the directory is synced too, or failed (err)
+	spare     File          // the next spare, ready once durable is closed
+	logErr    error         // why seg's log could not be synced; read after logSynced is closed
+	err       error         // why the flush failed before durable; read after durable is closed
+	done      chan struct{} // closed when the flush has ended (a failure has poisoned the log)
 }
 
 // Open opens the log in dir, creating the directory and a first segment
@@ -179,11 +198,14 @@ func Open(dir string, cfg Config) (*Log, RecoveryReport, error) {
 		return nil, rep, errors.Join(err, l.closeSegments())
 	}
 	if len(l.segs) == 0 {
-		s, err := createSegment(&l.cfg, dir, ck.logStart)
+		s, err := createSegment(&l.cfg, dir, ck.logStart, nil)
 		if err != nil {
 			return nil, rep, err
 		}
 		l.segs = append(l.segs, s)
+	}
+	if l.spare, err = createSpare(cfg.FS, dir); err != nil {
+		return nil, rep, errors.Join(err, l.closeSegments())
 	}
 	ck.logStart = max(ck.logStart, l.segs[0].base)
 	// From here on a crash is unclean, and what was recovered is durable.
@@ -225,6 +247,17 @@ func (l *Log) cleanDir() ([]int64, error) {
 		}
 	}
 	removed := false
+	if slices.Contains(names, spareName) {
+		base, err := adoptSpare(l.cfg.FS, l.dir, logs)
+		if err != nil {
+			return nil, err
+		}
+		if base >= 0 {
+			logs[base] = true
+			bases = append(bases, base)
+		}
+		removed = true // a rename or a removal, synced below
+	}
 	for _, n := range names {
 		orphan := false
 		for _, suf := range []string{indexSuffix, timeIndexSuffix} {
@@ -246,6 +279,56 @@ func (l *Log) cleanDir() ([]int64, error) {
 	}
 	sort.Slice(bases, func(i, j int) bool { return bases[i] < bases[j] })
 	return bases, nil
+}
+
+// createSpare creates an empty spareName file. The caller syncs the
+// directory.
+func createSpare(fsys FS, dir string) (File, error) {
+	return fsys.OpenFile(filepath.Join(dir, spareName), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+}
+
+// adoptSpare gives a spare that holds batches (a crash came before the
+// rename that made it a segment reached the disk) its segment name, from
+// its first batch's base offset, and returns that base offset; an empty
+// spare, or one whose first batch header was never written whole (so
+// nothing in it was acknowledged), is removed and -1 returned.
+func adoptSpare(fsys FS, dir string, segs map[int64]bool) (int64, error) {
+	name := filepath.Join(dir, spareName)
+	base, ok, err := spareBase(fsys, name)
+	if err != nil {
+		return -1, err
+	}
+	if !ok {
+		return -1, fsys.Remove(name)
+	}
+	if base < 0 || segs[base] {
+		return -1, &CorruptionError{File: name, Offset: 0, Err: fmt.Errorf("the first batch's base offset %d is not a new segment's", base)}
+	}
+	return base, fsys.Rename(name, fileName(dir, base, logSuffix))
+}
+
+// spareBase reads the first batch header of the spare file name: its
+// base offset, or false when the spare does not hold a whole v2 batch
+// header (then nothing in it was acknowledged). The batch itself is
+// checked later, as the last segment's are, by the recovery scan.
+func spareBase(fsys FS, name string) (int64, bool, error) {
+	f, err := fsys.OpenFile(name, os.O_RDONLY, 0)
+	if err != nil {
+		return 0, false, err
+	}
+	hdr := make([]byte, recordbatch.HeaderSize)
+	n, rerr := f.ReadAt(hdr, 0)
+	if err := f.Close(); err != nil {
+		return 0, false, err
+	}
+	if rerr != nil && !errors.Is(rerr, io.EOF) {
+		return 0, false, rerr
+	}
+	// Kafka's v2 layout: base offset at byte 0, magic at byte 16.
+	if n < recordbatch.HeaderSize || hdr[16] != 2 {
+		return 0, false, nil
+	}
+	return int64(binary.BigEndian.Uint64(hdr)), true, nil
 }
 
 // parseSegmentName reads "<20 digits><suffix>".
@@ -417,17 +500,23 @@ func (l *Log) roll(base int64) error {
 		if prev.err != nil {
 			return l.poison("roll", prev.err)
 		}
+		l.spare, prev.spare = prev.spare, nil
 	}
 	old := l.active()
 	if err := old.finish(); err != nil {
 		return l.poison("roll", err)
 	}
-	s, err := createSegment(&l.cfg, l.dir, base)
+	// The spare becomes the new segment's .log.
+	if err := l.cfg.FS.Rename(filepath.Join(l.dir, spareName), fileName(l.dir, base, logSuffix)); err != nil {
+		return l.poison("roll", err)
+	}
+	s, err := createSegment(&l.cfg, l.dir, base, l.spare)
+	l.spare = nil
 	if err != nil {
 		return l.poison("roll", err)
 	}
 	l.segs = append(l.segs, s)
-	f := &flush{seg: old, next: base, prev: prev, durable: make(chan struct{}), done: make(chan struct{})}
+	f := &flush{seg: old, next: base, prev: prev, logSynced: make(chan struct{}), durable: make(chan struct{}), done: make(chan struct{})}
 	l.flush = f
 	go l.runFlush(f)
 	if l.cfg.OnRoll != nil {
@@ -451,9 +540,14 @@ func (l *Log) runFlush(f *flush) {
 	if err == nil {
 		err = f.seg.log.Sync()
 	}
+	f.logErr = err
+	close(f.logSynced)
 	if err == nil {
-		// The new segment's directory entry: nothing in it is durable
-		// before this.
+		f.spare, err = createSpare(l.cfg.FS, l.dir)
+	}
+	if err == nil {
+		// The rename of the spare that became the new segment, its index
+		// files, and the next spare.
 		err = l.cfg.FS.SyncDir(l.dir)
 	}
 	f.err = err
@@ -525,13 +619,14 @@ func (l *Log) Sync() (int64, error) {
 		return durable, nil
 	}
 	// If a roll came since, s is sealed now: syncing it still covers
-	// end. After a roll, durability needs the flush of the sealed segment
-	// too (its log and the directory); the two run side by side.
+	// end. After a roll, durability needs the sealed segment's log synced
+	// by its flush too (not the directory: see spareName); the two run
+	// side by side.
 	err := s.log.Sync()
 	if f != nil {
-		<-f.durable
+		<-f.logSynced
 		if err == nil {
-			err = f.err
+			err = f.logErr
 		}
 	}
 	l.mu.Lock()
@@ -730,6 +825,9 @@ func (l *Log) Close() error {
 	l.mu.Unlock()
 	if f != nil {
 		<-f.done // it takes mu and ckptMu
+		if f.spare != nil {
+			l.spare = f.spare
+		}
 	}
 	l.ckptMu.Lock()
 	defer l.ckptMu.Unlock()
@@ -745,13 +843,26 @@ func (l *Log) Close() error {
 			err = l.poison("close", err)
 		}
 	}
-	return errors.Join(err, l.closeSegments())
+	err = errors.Join(err, l.closeSegments())
+	if err == nil {
+		// The empty spare goes, so a closed directory holds only its
+		// segments and checkpoint (no directory sync: one left by a crash
+		// is empty, and the next open removes it).
+		if rerr := l.cfg.FS.Remove(filepath.Join(l.dir, spareName)); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+			err = rerr
+		}
+	}
+	return err
 }
 
 func (l *Log) closeSegments() error {
 	var errs []error
 	for _, s := range l.segs {
 		errs = append(errs, s.close())
+	}
+	if l.spare != nil {
+		errs = append(errs, l.spare.Close())
+		l.spare = nil
 	}
 	return errors.Join(errs...)
 }

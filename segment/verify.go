@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -200,8 +201,24 @@ func (w *verifyRun) run() (VerifyStats, error) {
 		}
 	}
 	sort.Slice(bases, func(i, j int) bool { return bases[i] < bases[j] })
+	if slices.Contains(names, spareName) {
+		// As Open does: a spare holding batches is the newest segment,
+		// whose rename a crash interrupted.
+		path := filepath.Join(w.dir, spareName)
+		base, ok, err := spareBase(w.fs, path)
+		if err != nil {
+			return w.stats, err
+		}
+		if ok {
+			logs[base] = true
+			w.report(Problem{Kind: ProblemNote, File: path, Pos: -1, Detail: fmt.Sprintf("the newest segment, whose rename a crash interrupted: the next open names it %s (its batches are not checked here)", filepath.Base(fileName("", base, logSuffix)))})
+		}
+	}
 	for _, n := range names {
 		path := filepath.Join(w.dir, n)
+		if n == spareName {
+			continue
+		}
 		if strings.HasSuffix(n, ".tmp") || strings.HasSuffix(n, ".deleted") {
 			w.report(Problem{Kind: ProblemNote, File: path, Pos: -1, Detail: "left over by an interrupted operation: the next open removes it"})
 			continue
