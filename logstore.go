@@ -13,6 +13,7 @@
 //	    00000000000000000000.timeindex
 //	    logstore.checkpoint      log start, recovery point, clean-shutdown mark
 //	    producer-snapshots.db    bbolt: producer state per segment base offset
+//	    logstore.next-segment    while open: the next segment's .log, made ahead
 //
 // A Partition appends client batches (checked with
 // recordbatch.Batch.ValidateClient, then by the producer rules of package
