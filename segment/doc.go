@@ -9,7 +9,9 @@
 //	                                  int64 timestamp | int32 offset - base
 //	00000000000000004096.log ...    the next segment, named by its first offset
 //	logstore.checkpoint             log start offset, recovery point, clean-shutdown mark
-//	logstore.next-segment           while open: the empty file the next roll renames to its .log
+//	logstore.next-segment           while open: the next segment's .log, made ahead
+//	logstore.next-index             ... and its .index
+//	logstore.next-timeindex         ... and its .timeindex
 //
 // The index rules are Kafka's (LogSegment): an offset-index entry maps a
 // batch's last offset to its start position and is added when more than
@@ -33,18 +35,19 @@
 //     before it durable (fdatasync of the active segment) without
 //     blocking appends meanwhile.
 //   - A roll only finishes the active segment (its closing time index
-//     entry), renames the spare (logstore.next-segment, whose directory
-//     entry is already durable) to the new segment's .log and creates its
-//     indexes; the sealed segment is flushed in the background: its log;
-//     then a new spare and a directory sync (the rename, the indexes, the
-//     spare); then its indexes; then the checkpoint's recovery point moves
-//     to the new base. Sync waits for the sealed log before it calls
-//     anything in the new segment durable (never for a directory sync: a
-//     crash that loses the rename leaves the batches in the spare, which
-//     Open names after its first batch's base offset). A roll waits for
-//     the previous roll's flush up to its directory sync, so at most one
-//     sealed segment is not yet durable. Everything below the recovery
-//     point is durable.
+//     entry) and goes on in the spare files (logstore.next-*, whose
+//     directory entries are already durable): no file operation under
+//     the append lock. The sealed segment is flushed in the background:
+//     its log; then the spare files are renamed to the new segment's
+//     names, new spares created and the directory synced; then the sealed
+//     segment's indexes; then the checkpoint's recovery point moves to
+//     the new base. Sync waits for the sealed log before it calls
+//     anything in the new segment durable, never for a directory sync: a
+//     crash that loses the renames leaves the batches in the spare .log,
+//     which Open names after its first batch's base offset. A roll waits
+//     for the previous roll's flush up to its directory sync, so at most
+//     one sealed segment is not yet durable. Everything below the
+//     recovery point is durable.
 //   - Indexes are derived data: appends do not wait for them, and a crash
 //     rebuilds them from the log.
 //   - After an unclean shutdown, Open scans every batch (size, magic,

@@ -123,7 +123,7 @@ type Log struct {
 	closed  bool
 	durable int64  // offsets below it are on disk
 	flush   *flush // the newest roll's background flush, nil once it is done
-	spare   File   // spareName, open, its directory entry durable; the next roll's .log
+	spare   *spare // open, directory entries durable: the next roll's files
 
 	syncMu sync.Mutex // one Sync at a time
 
@@ -135,14 +135,25 @@ type Log struct {
 	start  atomic.Int64 // ckpt.logStart, readable without a lock
 }
 
-// spareName is the file a Log keeps ready to become its next segment's
-// .log: created, and its directory entry made durable, in the background,
-// then renamed at a roll. A batch written to the new segment is durable
+// A Log keeps the files of its next segment ready: created, and their
+// directory entries made durable, in the background under these names
+// (which Kafka ignores). A roll starts writing to them as they are, with
+// no file operation under the append lock; the roll's flush renames them
+// to the segment's names. A batch written to the new segment is durable
 // once the file's data is synced, whether or not the rename has reached
-// the disk: after a crash, Open names a spare holding batches by its
-// first batch's base offset. So an acknowledgement never waits for a
-// directory sync. (Kafka ignores files it does not know.)
-const spareName = "logstore.next-segment"
+// the disk: after a crash, Open names a spare .log holding batches by its
+// first batch's base offset (its indexes are rebuilt: it is the last
+// segment). So an acknowledgement never waits for a directory sync.
+const (
+	spareName          = "logstore.next-segment"
+	spareIndexName     = "logstore.next-index"
+	spareTimeIndexName = "logstore.next-timeindex"
+)
+
+// spare is the open files of the next segment.
+type spare struct{ log, index, timeIndex File }
+
+func spareNames() []string { return []string{spareName, spareIndexName, spareTimeIndexName} }
 
 // flush is the background work that follows a roll: the sealed segment's
 // log is synced; the next spare is created and the directory synced (the
@@ -155,7 +166,7 @@ type flush struct {
 	prev      *flush        // the flush before this one, which must end first
 	logSynced chan struct{} // closed once seg's log is synced, or failed (err)
 	durable   chan struct{} // closed once the directory is synced too, or failed (err)
-	spare     File          // the next spare, ready once durable is closed
+	spare     *spare        // the next segment's files, ready once durable is closed
 	logErr    error         // why seg's log could not be synced; read after logSynced is closed
 	err       error         // why the flush failed before durable; read after durable is closed
 	done      chan struct{} // closed when the flush has ended (a failure has poisoned the log)
@@ -198,7 +209,7 @@ func Open(dir string, cfg Config) (*Log, RecoveryReport, error) {
 		return nil, rep, errors.Join(err, l.closeSegments())
 	}
 	if len(l.segs) == 0 {
-		s, err := createSegment(&l.cfg, dir, ck.logStart, nil)
+		s, err := createSegment(&l.cfg, dir, ck.logStart)
 		if err != nil {
 			return nil, rep, err
 		}
@@ -247,7 +258,7 @@ func (l *Log) cleanDir() ([]int64, error) {
 		}
 	}
 	removed := false
-	if slices.Contains(names, spareName) {
+	if slices.ContainsFunc(spareNames(), func(n string) bool { return slices.Contains(names, n) }) {
 		base, err := adoptSpare(l.cfg.FS, l.dir, logs)
 		if err != nil {
 			return nil, err
@@ -281,10 +292,46 @@ func (l *Log) cleanDir() ([]int64, error) {
 	return bases, nil
 }
 
-// createSpare creates an empty spareName file. The caller syncs the
-// directory.
-func createSpare(fsys FS, dir string) (File, error) {
-	return fsys.OpenFile(filepath.Join(dir, spareName), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+// createSpare creates the empty files of the next segment. The caller
+// syncs the directory.
+func createSpare(fsys FS, dir string) (*spare, error) {
+	files := make([]File, 3)
+	for i, n := range spareNames() {
+		f, err := fsys.OpenFile(filepath.Join(dir, n), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+		if err != nil {
+			for _, f := range files[:i] {
+				f.Close()
+			}
+			return nil, err
+		}
+		files[i] = f
+	}
+	return &spare{files[0], files[1], files[2]}, nil
+}
+
+// nameSpare renames the spare files that became the segment at base.
+func nameSpare(fsys FS, dir string, base int64) error {
+	for i, suffix := range [3]string{logSuffix, indexSuffix, timeIndexSuffix} {
+		if err := fsys.Rename(filepath.Join(dir, spareNames()[i]), fileName(dir, base, suffix)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *spare) close() error {
+	return errors.Join(s.log.Close(), s.index.Close(), s.timeIndex.Close())
+}
+
+// removeSpare removes whatever spare files are in dir. The caller syncs
+// the directory if it must.
+func removeSpare(fsys FS, dir string) error {
+	for _, n := range spareNames() {
+		if err := fsys.Remove(filepath.Join(dir, n)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
 }
 
 // adoptSpare gives a spare that holds batches (a crash came before the
@@ -295,16 +342,24 @@ func createSpare(fsys FS, dir string) (File, error) {
 func adoptSpare(fsys FS, dir string, segs map[int64]bool) (int64, error) {
 	name := filepath.Join(dir, spareName)
 	base, ok, err := spareBase(fsys, name)
+	if errors.Is(err, fs.ErrNotExist) {
+		ok, err = false, nil
+	}
 	if err != nil {
 		return -1, err
 	}
-	if !ok {
-		return -1, fsys.Remove(name)
-	}
-	if base < 0 || segs[base] {
+	if ok && (base < 0 || segs[base]) {
 		return -1, &CorruptionError{File: name, Offset: 0, Err: fmt.Errorf("the first batch's base offset %d is not a new segment's", base)}
 	}
-	return base, fsys.Rename(name, fileName(dir, base, logSuffix))
+	if ok {
+		// Its indexes go with the other spares: the scan rebuilds them.
+		if err := fsys.Rename(name, fileName(dir, base, logSuffix)); err != nil {
+			return -1, err
+		}
+	} else {
+		base = -1
+	}
+	return base, removeSpare(fsys, dir)
 }
 
 // spareBase reads the first batch header of the spare file name: its
@@ -506,15 +561,11 @@ func (l *Log) roll(base int64) error {
 	if err := old.finish(); err != nil {
 		return l.poison("roll", err)
 	}
-	// The spare becomes the new segment's .log.
-	if err := l.cfg.FS.Rename(filepath.Join(l.dir, spareName), fileName(l.dir, base, logSuffix)); err != nil {
-		return l.poison("roll", err)
-	}
-	s, err := createSegment(&l.cfg, l.dir, base, l.spare)
+	// The spare files become the new segment; the flush names them.
+	s := newSegment(&l.cfg, l.dir, base)
+	s.log, s.index.f, s.timeIndex.f = l.spare.log, l.spare.index, l.spare.timeIndex
+	s.created = l.cfg.Now()
 	l.spare = nil
-	if err != nil {
-		return l.poison("roll", err)
-	}
 	l.segs = append(l.segs, s)
 	f := &flush{seg: old, next: base, prev: prev, logSynced: make(chan struct{}), durable: make(chan struct{}), done: make(chan struct{})}
 	l.flush = f
@@ -543,11 +594,13 @@ func (l *Log) runFlush(f *flush) {
 	f.logErr = err
 	close(f.logSynced)
 	if err == nil {
+		err = nameSpare(l.cfg.FS, l.dir, f.next)
+	}
+	if err == nil {
 		f.spare, err = createSpare(l.cfg.FS, l.dir)
 	}
 	if err == nil {
-		// The rename of the spare that became the new segment, its index
-		// files, and the next spare.
+		// The new segment's names, and the next spare.
 		err = l.cfg.FS.SyncDir(l.dir)
 	}
 	f.err = err
@@ -573,7 +626,8 @@ func (l *Log) runFlush(f *flush) {
 		l.poison("flush", err)
 	}
 	if l.flush == f {
-		l.flush = nil
+		// No roll came since: the spare waits in the log.
+		l.flush, l.spare, f.spare = nil, f.spare, nil
 	}
 	l.mu.Unlock()
 	if err == nil {
@@ -825,9 +879,6 @@ func (l *Log) Close() error {
 	l.mu.Unlock()
 	if f != nil {
 		<-f.done // it takes mu and ckptMu
-		if f.spare != nil {
-			l.spare = f.spare
-		}
 	}
 	l.ckptMu.Lock()
 	defer l.ckptMu.Unlock()
@@ -848,9 +899,7 @@ func (l *Log) Close() error {
 		// The empty spare goes, so a closed directory holds only its
 		// segments and checkpoint (no directory sync: one left by a crash
 		// is empty, and the next open removes it).
-		if rerr := l.cfg.FS.Remove(filepath.Join(l.dir, spareName)); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
-			err = rerr
-		}
+		err = removeSpare(l.cfg.FS, l.dir)
 	}
 	return err
 }
@@ -861,7 +910,7 @@ func (l *Log) closeSegments() error {
 		errs = append(errs, s.close())
 	}
 	if l.spare != nil {
-		errs = append(errs, l.spare.Close())
+		errs = append(errs, l.spare.close())
 		l.spare = nil
 	}
 	return errors.Join(errs...)

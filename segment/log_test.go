@@ -34,6 +34,9 @@ func TestRollBySize(t *testing.T) {
 				}
 				infos = append(infos, info)
 			}
+			if err := l.Flushed(); err != nil { // the flushes name the files
+				t.Fatal(err)
+			}
 			segs := l.Segments()
 			if len(segs) < 5 {
 				t.Fatalf("%d segments", len(segs))

@@ -55,18 +55,14 @@ type segment struct {
 	indexMissing    bool // an index file did not exist at open: rebuild it
 }
 
-// createSegment creates the three files of a new, empty segment, or,
-// given the empty .log file already open under its segment name, the two
-// indexes. The caller syncs the directory.
-func createSegment(cfg *Config, dir string, base int64, log File) (*segment, error) {
+// createSegment creates the three files of a new, empty segment. The
+// caller syncs the directory.
+func createSegment(cfg *Config, dir string, base int64) (*segment, error) {
 	s := newSegment(cfg, dir, base)
-	s.log = log
 	var err error
 	flag := os.O_RDWR | os.O_CREATE | os.O_TRUNC
-	if s.log == nil {
-		if s.log, err = cfg.FS.OpenFile(s.logName, flag, 0o644); err != nil {
-			return nil, err
-		}
+	if s.log, err = cfg.FS.OpenFile(s.logName, flag, 0o644); err != nil {
+		return nil, err
 	}
 	if s.index.f, err = cfg.FS.OpenFile(s.index.name, flag, 0o644); err != nil {
 		return nil, errors.Join(err, s.close())

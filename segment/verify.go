@@ -200,25 +200,23 @@ func (w *verifyRun) run() (VerifyStats, error) {
 			bases = append(bases, base)
 		}
 	}
-	sort.Slice(bases, func(i, j int) bool { return bases[i] < bases[j] })
+	// As Open does: a spare .log holding batches is the newest segment,
+	// whose rename a crash interrupted; it is checked where it is.
+	spareAt, sparePath := int64(-1), filepath.Join(w.dir, spareName)
 	if slices.Contains(names, spareName) {
-		// As Open does: a spare holding batches is the newest segment,
-		// whose rename a crash interrupted.
-		path := filepath.Join(w.dir, spareName)
-		base, ok, err := spareBase(w.fs, path)
+		base, ok, err := spareBase(w.fs, sparePath)
 		if err != nil {
 			return w.stats, err
 		}
-		if ok {
-			logs[base] = true
-			w.report(Problem{Kind: ProblemNote, File: path, Pos: -1, Detail: fmt.Sprintf("the newest segment, whose rename a crash interrupted: the next open names it %s (its batches are not checked here)", filepath.Base(fileName("", base, logSuffix)))})
+		if ok && !logs[base] {
+			logs[base], spareAt = true, base
+			bases = append(bases, base)
+			w.report(Problem{Kind: ProblemNote, File: sparePath, Pos: -1, Detail: fmt.Sprintf("the newest segment, whose rename a crash interrupted: the next open names it %s and rebuilds its indexes", filepath.Base(fileName("", base, logSuffix)))})
 		}
 	}
+	sort.Slice(bases, func(i, j int) bool { return bases[i] < bases[j] })
 	for _, n := range names {
 		path := filepath.Join(w.dir, n)
-		if n == spareName {
-			continue
-		}
 		if strings.HasSuffix(n, ".tmp") || strings.HasSuffix(n, ".deleted") {
 			w.report(Problem{Kind: ProblemNote, File: path, Pos: -1, Detail: "left over by an interrupted operation: the next open removes it"})
 			continue
@@ -286,6 +284,9 @@ func (w *verifyRun) run() (VerifyStats, error) {
 		}
 		if i >= len(bases)-2 {
 			sc.cutFrom = ck.recoveryPoint
+		}
+		if base == spareAt {
+			sc.logName = sparePath
 		}
 		if prevEnd > base {
 			// Open refuses such a log outright, wherever it scans.
