@@ -223,11 +223,10 @@ func TestCrashBeforeFlushCutsSealedSegment(t *testing.T) {
 	}
 }
 
-// TestDamageInFlushedSegmentNotCut: once the flush has moved the recovery
-// point past the sealed segment, damage in it is corruption, even though
-// it is one of the last two: check reports it as corruption, which the
-// next open does not cut.
-func TestDamageInFlushedSegmentNotCut(t *testing.T) {
+// flushedCopy makes rolledLog's log, lets its flush finish, and returns a
+// copy of its directory.
+func flushedCopy(t *testing.T) string {
+	t.Helper()
 	dir := filepath.Join(t.TempDir(), "p-0")
 	l, g := rolledLog(t, dir)
 	close(g.release)
@@ -239,6 +238,15 @@ func TestDamageInFlushedSegmentNotCut(t *testing.T) {
 	}
 	crashed := filepath.Join(t.TempDir(), "p-0")
 	testutil.CopyDir(t, dir, crashed)
+	return crashed
+}
+
+// TestDamageInFlushedSegmentNotCut: once the flush has moved the recovery
+// point past the sealed segment, damage in it is corruption, even though
+// it is one of the last two: check reports it as corruption, which the
+// next open does not cut.
+func TestDamageInFlushedSegmentNotCut(t *testing.T) {
+	crashed := flushedCopy(t)
 	first := filepath.Join(crashed, name(0, ".log"))
 	modify(t, first, func(b []byte) []byte { b[len(b)-7] ^= 1; return b })
 	var problems []segment.Problem
@@ -255,17 +263,7 @@ func TestDamageInFlushedSegmentNotCut(t *testing.T) {
 // the next open names the spare after its first batch's base offset, and
 // nothing is lost. check says what the open will do.
 func TestSpareAdoptedAfterLostRename(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "p-0")
-	l, g := rolledLog(t, dir)
-	close(g.release)
-	if _, err := l.Sync(); err != nil {
-		t.Fatal(err)
-	}
-	if err := l.Flushed(); err != nil {
-		t.Fatal(err)
-	}
-	crashed := filepath.Join(t.TempDir(), "p-0")
-	testutil.CopyDir(t, dir, crashed)
+	crashed := flushedCopy(t)
 	spare := filepath.Join(crashed, "logstore.next-segment")
 	if err := os.Rename(filepath.Join(crashed, name(1, ".log")), spare); err != nil {
 		t.Fatal(err)
