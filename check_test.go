@@ -195,18 +195,7 @@ func TestCheckRandomWorkload(t *testing.T) {
 							t.Fatal(err)
 						}
 					} else {
-						// Killed: the directory as it is while open.
-						// Settled first: a copy of a directory being written is no
-						// crash image (the crash suite makes those).
-						if err := p.Flushed(); err != nil {
-							t.Fatal(err)
-						}
-						dir2 := t.TempDir()
-						testutil.CopyDir(t, dir, dir2)
-						if err := s.Close(); err != nil {
-							t.Fatal(err)
-						}
-						dir = dir2
+						dir = killedCopy(t, s, p, dir)
 						got, stats := chkRun(t, dir)
 						chkNoProblems(t, got, stats)
 					}

@@ -292,18 +292,7 @@ func (e *crashEnv) open(img *crashfs.FS, db []byte) (*logstore.Store, *logstore.
 	if err := e.setDB(db); err != nil {
 		return nil, nil, err
 	}
-	opts := e.opts
-	opts.Segment.FS = img
-	opts.LockTimeout = -1
-	s, err := logstore.Open(e.root, opts)
-	if err != nil {
-		return nil, nil, err
-	}
-	p, err := s.Partition(e.topic, 0)
-	if err != nil {
-		return nil, nil, errors.Join(fmt.Errorf("open partition: %w", err), s.Close())
-	}
-	return s, p, nil
+	return e.reopenAsIs(img)
 }
 
 // checkImage opens a store on img (db as its snapshot db), runs the

@@ -133,12 +133,7 @@ func (r *crashRun) hook(op crashfs.Op) {
 		r.err = err
 		return
 	}
-	if !bytes.Equal(db, r.lastDB) && len(r.points) > 0 {
-		prev := r.points[len(r.points)-1]
-		prev.n, prev.db, prev.what = len(r.points), db, prev.what+", then a snapshot commit"
-		r.points = append(r.points, prev)
-	}
-	r.lastDB = db
+	r.commitPoint(db)
 	r.points = append(r.points, crashPoint{
 		n:    len(r.points),
 		what: fmt.Sprintf("step %d %s: after %s", r.step, r.what, op),
@@ -153,17 +148,10 @@ func (r *crashRun) hook(op crashfs.Op) {
 func (r *crashRun) open() {
 	r.t.Helper()
 	r.fs.SetHook(r.hook)
-	opts := r.env.opts
-	opts.Segment.FS = r.fs
-	opts.LockTimeout = -1
 	var s *logstore.Store
 	var p *logstore.Partition
 	var err error
-	r.outside(func() {
-		if s, err = logstore.Open(r.env.root, opts); err == nil {
-			p, err = s.Partition(r.env.topic, 0)
-		}
-	})
+	r.outside(func() { s, p, err = r.env.reopenAsIs(r.fs) })
 	if err != nil {
 		r.fail("open: %v", err)
 	}
@@ -198,12 +186,20 @@ func (r *crashRun) finish() {
 	if err != nil {
 		r.t.Fatal(err)
 	}
+	r.commitPoint(db)
+	r.fs.SetHook(nil)
+}
+
+// commitPoint records, when a snapshot commit came since the last point
+// (db differs from the db then), the moment just after it: the previous
+// filesystem state with the new db.
+func (r *crashRun) commitPoint(db []byte) {
 	if !bytes.Equal(db, r.lastDB) && len(r.points) > 0 {
 		prev := r.points[len(r.points)-1]
 		prev.n, prev.db, prev.what = len(r.points), db, prev.what+", then a snapshot commit"
 		r.points = append(r.points, prev)
 	}
-	r.fs.SetHook(nil)
+	r.lastDB = db
 }
 
 func (r *crashRun) doStep() {

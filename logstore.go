@@ -20,10 +20,10 @@
 // producerstate; a refused batch writes nothing, a duplicate is answered
 // with the first copy's offsets) and reads them back. On every segment
 // roll it copies the producer state as of the new segment's base offset
-// and saves it as a snapshot in the background (appends do not wait for
-// bbolt's commit, nor for the sealed segment's fsync, which the segment
-// log also does in the background), and at a clean close one at the log
-// end; at open it deletes
+// and saves it as a snapshot in the background (appends never wait for
+// bbolt's commit; the segment log syncs the sealed segment in the
+// background too, and only an acknowledgement that needs it waits), and
+// at a clean close one at the log end; at open it deletes
 // snapshots above the recovered log end, loads the newest good one and
 // replays the batches after it, so the state equals a full replay of the
 // log. Topic names follow Kafka's rules, and every name is

@@ -3,7 +3,6 @@ package logstore_test
 import (
 	"errors"
 	"fmt"
-	"github.com/logstore/logstore/internal/testutil"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -286,20 +285,9 @@ func TestSnapshotPlusTailEqualsFullReplay(t *testing.T) {
 							t.Fatal(err)
 						}
 					} else {
-						// A killed process: the directory as it is while
-						// the store is open (copied), without its clean
-						// mark, so the next open recovers and replays.
-						// Settled first: a copy of a directory being written is no
-						// crash image (the crash suite makes those).
-						if err := p.Flushed(); err != nil {
-							t.Fatal(err)
-						}
-						dir2 := t.TempDir()
-						testutil.CopyDir(t, dir, dir2)
-						if err := s.Close(); err != nil {
-							t.Fatal(err)
-						}
-						dir = dir2
+						// Killed, and the checkpoint lost: the next open
+						// recovers and replays.
+						dir = killedCopy(t, s, p, dir)
 						os.Remove(filepath.Join(dir, "prop-0", "logstore.checkpoint"))
 					}
 					s = openStore(t, dir, opts)

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/logstore/logstore"
+	"github.com/logstore/logstore/internal/testutil"
 	"github.com/logstore/logstore/recordbatch"
 	"github.com/logstore/logstore/segment"
 )
@@ -32,6 +33,23 @@ func openStore(t testing.TB, dir string, opts logstore.Options) *logstore.Store 
 	}
 	t.Cleanup(func() { s.Close() })
 	return s
+}
+
+// killedCopy returns a copy of dir as a killed process leaves it (the
+// store open: no clean mark), then closes s. p's background work ends
+// first: a copy of a directory being written is no crash image (the crash
+// suite makes those).
+func killedCopy(t testing.TB, s *logstore.Store, p *logstore.Partition, dir string) string {
+	t.Helper()
+	if err := p.Flushed(); err != nil {
+		t.Fatal(err)
+	}
+	killed := t.TempDir()
+	testutil.CopyDir(t, dir, killed)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return killed
 }
 
 func openPartition(t testing.TB, s *logstore.Store, topic string, partition int32) *logstore.Partition {

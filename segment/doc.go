@@ -36,8 +36,8 @@
 //     blocking appends meanwhile.
 //   - A roll only finishes the active segment (its closing time index
 //     entry) and goes on in the spare files (logstore.next-*, whose
-//     directory entries are already durable): no file operation under
-//     the append lock. The sealed segment is flushed in the background:
+//     directory entries are already durable): no creation, rename or
+//     sync under the append lock. The sealed segment is flushed in the background:
 //     its log; then the spare files are renamed to the new segment's
 //     names, new spares created and the directory synced; then the sealed
 //     segment's indexes; then the checkpoint's recovery point moves to

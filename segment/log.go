@@ -138,7 +138,7 @@ type Log struct {
 // A Log keeps the files of its next segment ready: created, and their
 // directory entries made durable, in the background under these names
 // (which Kafka ignores). A roll starts writing to them as they are, with
-// no file operation under the append lock; the roll's flush renames them
+// no creation, rename or sync under the append lock; the roll's flush renames them
 // to the segment's names. A batch written to the new segment is durable
 // once the file's data is synced, whether or not the rename has reached
 // the disk: after a crash, Open names a spare .log holding batches by its
@@ -153,7 +153,8 @@ const (
 // spare is the open files of the next segment.
 type spare struct{ log, index, timeIndex File }
 
-func spareNames() []string { return []string{spareName, spareIndexName, spareTimeIndexName} }
+// spareNames are the spare files, in the order log, index, time index.
+var spareNames = [...]string{spareName, spareIndexName, spareTimeIndexName}
 
 // flush is the background work that follows a roll: the sealed segment's
 // log is synced; the next spare is created and the directory synced (the
@@ -258,7 +259,7 @@ func (l *Log) cleanDir() ([]int64, error) {
 		}
 	}
 	removed := false
-	if slices.ContainsFunc(spareNames(), func(n string) bool { return slices.Contains(names, n) }) {
+	if slices.ContainsFunc(spareNames[:], func(n string) bool { return slices.Contains(names, n) }) {
 		base, err := adoptSpare(l.cfg.FS, l.dir, logs)
 		if err != nil {
 			return nil, err
@@ -296,7 +297,7 @@ func (l *Log) cleanDir() ([]int64, error) {
 // syncs the directory.
 func createSpare(fsys FS, dir string) (*spare, error) {
 	files := make([]File, 3)
-	for i, n := range spareNames() {
+	for i, n := range spareNames {
 		f, err := fsys.OpenFile(filepath.Join(dir, n), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 		if err != nil {
 			for _, f := range files[:i] {
@@ -312,7 +313,7 @@ func createSpare(fsys FS, dir string) (*spare, error) {
 // nameSpare renames the spare files that became the segment at base.
 func nameSpare(fsys FS, dir string, base int64) error {
 	for i, suffix := range [3]string{logSuffix, indexSuffix, timeIndexSuffix} {
-		if err := fsys.Rename(filepath.Join(dir, spareNames()[i]), fileName(dir, base, suffix)); err != nil {
+		if err := fsys.Rename(filepath.Join(dir, spareNames[i]), fileName(dir, base, suffix)); err != nil {
 			return err
 		}
 	}
@@ -326,7 +327,7 @@ func (s *spare) close() error {
 // removeSpare removes whatever spare files are in dir. The caller syncs
 // the directory if it must.
 func removeSpare(fsys FS, dir string) error {
-	for _, n := range spareNames() {
+	for _, n := range spareNames {
 		if err := fsys.Remove(filepath.Join(dir, n)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
