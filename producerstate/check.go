@@ -63,19 +63,23 @@ func (o Outcome) Refused() bool { return o != OK && o != Duplicate }
 
 // Decision is the answer of the producer check. Reason says, for a
 // refusal, what was expected and what came; for a duplicate, what was
-// matched. DuplicateFirst and DuplicateLast are the offsets of the first
+// matched. For a refusal, Cause is the rule that refused, and Expected
+// and Got the numbers it compared (see Cause); for OK and Duplicate they
+// are zero. DuplicateFirst and DuplicateLast are the offsets of the first
 // copy of a duplicate, and 0 otherwise.
 type Decision struct {
 	Outcome        Outcome
 	Reason         string
+	Cause          Cause
+	Expected, Got  int64
 	DuplicateFirst int64
 	DuplicateLast  int64
 }
 
 var accepted = Decision{Outcome: OK}
 
-func refuse(o Outcome, format string, args ...any) Decision {
-	return Decision{Outcome: o, Reason: fmt.Sprintf(format, args...)}
+func refuse(c Cause, expected, got int64, format string, args ...any) Decision {
+	return Decision{Outcome: c.Outcome(), Cause: c, Expected: expected, Got: got, Reason: fmt.Sprintf(format, args...)}
 }
 
 // Check decides whether batch b may be appended, before anything is
@@ -114,19 +118,19 @@ func (s *State) Check(b recordbatch.Batch, now time.Time) Decision {
 	e, expired := s.lookup(pid, now)
 	if e == nil {
 		if first != 0 && expired {
-			return refuse(OutOfOrder, "producer %d epoch %d: expired after %s idle, so unknown again: must start at sequence 0, got %d", pid, epoch, s.cfg.ExpireAfter, first)
+			return refuse(ExpiredProducer, 0, int64(first), "producer %d epoch %d: expired after %s idle, so unknown again: must start at sequence 0, got %d", pid, epoch, s.cfg.ExpireAfter, first)
 		}
 		if first != 0 {
-			return refuse(OutOfOrder, "producer %d epoch %d: unknown producer must start at sequence 0, got %d", pid, epoch, first)
+			return refuse(UnknownProducer, 0, int64(first), "producer %d epoch %d: unknown producer must start at sequence 0, got %d", pid, epoch, first)
 		}
 		return accepted
 	}
 	switch {
 	case epoch < e.Epoch:
-		return refuse(Fenced, "producer %d: epoch %d is older than the current epoch %d", pid, epoch, e.Epoch)
+		return refuse(OlderEpoch, int64(e.Epoch), int64(epoch), "producer %d: epoch %d is older than the current epoch %d", pid, epoch, e.Epoch)
 	case epoch > e.Epoch:
 		if first != 0 {
-			return refuse(OutOfOrder, "producer %d epoch %d: a new epoch (current %d) must start at sequence 0, got %d", pid, epoch, e.Epoch, first)
+			return refuse(NewEpochNotAtZero, 0, int64(first), "producer %d epoch %d: a new epoch (current %d) must start at sequence 0, got %d", pid, epoch, e.Epoch, first)
 		}
 	default:
 		if m, ok := e.findBatch(first, last); ok {
@@ -138,11 +142,11 @@ func (s *State) Check(b recordbatch.Batch, now time.Time) Decision {
 			}
 		}
 		if want := e.nextSeq(); first != want {
-			return refuse(OutOfOrder, "producer %d epoch %d: expected sequence %d, got %d", pid, epoch, want, first)
+			return refuse(SequenceGap, int64(want), int64(first), "producer %d epoch %d: expected sequence %d, got %d", pid, epoch, want, first)
 		}
 	}
 	if e.hasOpenTxn() && !b.Attributes().Transactional() {
-		return refuse(InvalidTxnState, "producer %d epoch %d: expected a transactional batch, since the transaction begun at offset %d is open", pid, epoch, e.TxnFirstOffset)
+		return refuse(OpenTransaction, e.TxnFirstOffset, 0, "producer %d epoch %d: expected a transactional batch, since the transaction begun at offset %d is open", pid, epoch, e.TxnFirstOffset)
 	}
 	return accepted
 }
@@ -164,24 +168,24 @@ func (s *State) CheckMarker(b recordbatch.Batch, now time.Time) Decision {
 	}
 	pid, epoch := b.ProducerID(), b.ProducerEpoch()
 	if !b.Attributes().Control() {
-		return refuse(Invalid, "producer %d epoch %d: not a control batch", pid, epoch)
+		return refuse(NotControlBatch, 0, 0, "producer %d epoch %d: not a control batch", pid, epoch)
 	}
 	if b.NumRecords() == 0 {
 		return accepted
 	}
 	m, _, err := s.readMarker(b)
 	if err != nil {
-		return refuse(Invalid, "producer %d epoch %d: %v", pid, epoch, err)
+		return refuse(BadMarker, 0, 0, "producer %d epoch %d: %v", pid, epoch, err)
 	}
 	e, _ := s.lookup(pid, now)
 	if e == nil {
 		return accepted
 	}
 	if epoch < e.Epoch {
-		return refuse(Fenced, "producer %d: %s marker epoch %d is older than the current epoch %d", pid, m.Type, epoch, e.Epoch)
+		return refuse(OlderEpoch, int64(e.Epoch), int64(epoch), "producer %d: %s marker epoch %d is older than the current epoch %d", pid, m.Type, epoch, e.Epoch)
 	}
 	if m.CoordinatorEpoch < e.CoordinatorEpoch {
-		return refuse(Fenced, "producer %d: %s marker coordinator epoch %d is older than the current coordinator epoch %d", pid, m.Type, m.CoordinatorEpoch, e.CoordinatorEpoch)
+		return refuse(OlderCoordinatorEpoch, int64(e.CoordinatorEpoch), int64(m.CoordinatorEpoch), "producer %d: %s marker coordinator epoch %d is older than the current coordinator epoch %d", pid, m.Type, m.CoordinatorEpoch, e.CoordinatorEpoch)
 	}
 	return accepted
 }

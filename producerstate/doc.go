@@ -17,7 +17,10 @@
 //	case producerstate.Duplicate:
 //		// answer d.DuplicateFirst, d.DuplicateLast; write nothing
 //	default:
-//		// refuse with d.Outcome and d.Reason; write nothing
+//		// refuse with d.Outcome and d.Reason; write nothing. d.Cause
+//		// says which rule refused, d.Expected and d.Got the numbers
+//		// it compared (an unknown producer and a sequence gap are
+//		// both OUT_OF_ORDER, but Kafka answers them differently).
 //	}
 //
 // At startup, FromSnapshot(cfg, snap) (or New(cfg) with SetMapEndOffset
