@@ -16,47 +16,47 @@ var (
 	// ErrTruncated: the buffer ends before the batch does (fewer than 61
 	// header bytes, or fewer bytes than batchLength claims). At the end of
 	// a segment this is what a torn write looks like.
-	ErrTruncated = errors.New("logstore/recordbatch: batch truncated")
+	ErrTruncated = check("batch truncated")
 
 	// ErrBatchTooSmall: batchLength+12 is below the 61-byte header size.
-	ErrBatchTooSmall = errors.New("logstore/recordbatch: batch size below the 61-byte minimum")
+	ErrBatchTooSmall = check("batch size below the 61-byte minimum")
 
 	// ErrBatchTooLarge: batchLength+12 is above the limit the caller set.
-	ErrBatchTooLarge = errors.New("logstore/recordbatch: batch size above the limit")
+	ErrBatchTooLarge = check("batch size above the limit")
 
 	// ErrMagic: the magic byte is not 2 (only record batch v2 is supported).
-	ErrMagic = errors.New("logstore/recordbatch: unsupported magic")
+	ErrMagic = check("unsupported magic")
 
 	// ErrCRC: the stored CRC-32C does not match bytes 21..end.
-	ErrCRC = errors.New("logstore/recordbatch: crc mismatch")
+	ErrCRC = check("crc mismatch")
 
 	// ErrUnknownCodec: the compression codec bits hold 5, 6 or 7.
-	ErrUnknownCodec = errors.New("logstore/recordbatch: unknown compression codec")
+	ErrUnknownCodec = check("unknown compression codec")
 
 	// ErrRecordCount: recordsCount is negative, zero for client data, or
 	// does not equal lastOffsetDelta+1 for client data.
-	ErrRecordCount = errors.New("logstore/recordbatch: invalid record count")
+	ErrRecordCount = check("invalid record count")
 
 	// ErrSequence: a producer id is set but the base sequence is negative.
-	ErrSequence = errors.New("logstore/recordbatch: producer id without a base sequence")
+	ErrSequence = check("producer id without a base sequence")
 
 	// ErrTimestamp: a timestamp below -1 where Kafka forbids one.
-	ErrTimestamp = errors.New("logstore/recordbatch: invalid timestamp")
+	ErrTimestamp = check("invalid timestamp")
 
 	// ErrControl: a control batch where client data is required, or a
 	// control record whose key or value is malformed.
-	ErrControl = errors.New("logstore/recordbatch: invalid control batch")
+	ErrControl = check("invalid control batch")
 
 	// ErrRecord: a record inside the batch is malformed (bad varint,
 	// length past the end, too many headers, trailing bytes, ...).
-	ErrRecord = errors.New("logstore/recordbatch: invalid record")
+	ErrRecord = check("invalid record")
 
 	// ErrDecompress: the compressed records section is not a valid stream
 	// for its codec.
-	ErrDecompress = errors.New("logstore/recordbatch: decompression failed")
+	ErrDecompress = check("decompression failed")
 
 	// ErrTooLarge: the records inflate past the limit the caller set.
-	ErrTooLarge = errors.New("logstore/recordbatch: records exceed the decompression limit")
+	ErrTooLarge = check("records exceed the decompression limit")
 )
 
 // CorruptionError reports bad bytes and where they are. Offset is the byte
@@ -92,5 +92,44 @@ func detail(sentinel error, format string, args ...any) error {
 	if format == "" {
 		return sentinel
 	}
-	return fmt.Errorf("%w: %s", sentinel, fmt.Sprintf(format, args...))
+	return &detailError{check: sentinel, detail: fmt.Sprintf(format, args...)}
 }
+
+// Reason is what is wrong, without the package and the position: the
+// check that failed and its detail, as "crc mismatch: Record is corrupt
+// (stored crc = 1, computed crc = 2)". A caller that already says where
+// (a reply to a producer, a report line) prints it instead of Error.
+func (e *CorruptionError) Reason() string {
+	var d *detailError
+	if errors.As(e.Err, &d) {
+		return checkName(d.check) + ": " + d.detail
+	}
+	return checkName(e.Err)
+}
+
+// checkError is a sentinel of the checks that make a *CorruptionError:
+// its name is the check, and its text has the package prefix, as it may
+// also be wrapped and printed alone.
+type checkError struct{ name string }
+
+func check(name string) error { return &checkError{name: name} }
+
+func (e *checkError) Error() string { return "logstore/recordbatch: " + e.name }
+
+// checkName is the name of err when it is a check's sentinel, else its
+// text.
+func checkName(err error) string {
+	if c, ok := err.(*checkError); ok {
+		return c.name
+	}
+	return err.Error()
+}
+
+// detailError is a check's sentinel with what the check found.
+type detailError struct {
+	check  error
+	detail string
+}
+
+func (e *detailError) Error() string { return e.check.Error() + ": " + e.detail }
+func (e *detailError) Unwrap() error { return e.check }
