@@ -43,7 +43,10 @@ func (c checkpoint) marshal() []byte {
 	return b.Bytes()
 }
 
-var errBadCheckpoint = errors.New("logstore/segment: unreadable checkpoint")
+// errBadCheckpoint marks a checkpoint that cannot be read. It never leaves
+// the package as an error: Open keeps it in RecoveryReport.CheckpointError
+// and Verify in a note, which say where; so it has no package prefix.
+var errBadCheckpoint = errors.New("unreadable checkpoint")
 
 func unmarshalCheckpoint(data []byte) (checkpoint, error) {
 	lines := strings.Split(string(data), "\n")

@@ -7,8 +7,9 @@ import (
 
 // Sentinel errors of the segment layer.
 var (
-	// ErrBatchTooLarge: a batch above MaxBatchBytes or SegmentBytes.
-	ErrBatchTooLarge = errors.New("logstore/segment: batch too large")
+	// ErrBatchTooLarge: a batch above MaxBatchBytes or SegmentBytes. It
+	// is always wrapped, by a *BatchTooLargeError.
+	ErrBatchTooLarge = errors.New("batch too large")
 	// ErrOffsetOutOfRange: a read below the log start or above the end.
 	ErrOffsetOutOfRange = errors.New("logstore/segment: offset out of range")
 	// ErrOffsetOverflow: the next offsets would not fit an int64.
@@ -37,3 +38,21 @@ func (e *CorruptionError) Error() string {
 
 func (e *CorruptionError) Unwrap() error        { return e.Err }
 func (e *CorruptionError) Is(target error) bool { return target == ErrCorrupt }
+
+// BatchTooLargeError is Append's refusal of a batch above MaxBatchBytes
+// or SegmentBytes: nothing was written. It wraps ErrBatchTooLarge.
+type BatchTooLargeError struct {
+	Size          int   // bytes of the batch
+	MaxBatchBytes int   // Config.MaxBatchBytes
+	SegmentBytes  int64 // Config.SegmentBytes
+}
+
+func (e *BatchTooLargeError) Error() string { return "logstore/segment: " + e.Reason() }
+
+// Reason is the refusal without the package prefix: "batch too large: 118
+// bytes, limits 1048588 per batch and 100 per segment".
+func (e *BatchTooLargeError) Reason() string {
+	return fmt.Sprintf("%v: %d bytes, limits %d per batch and %d per segment", ErrBatchTooLarge, e.Size, e.MaxBatchBytes, e.SegmentBytes)
+}
+
+func (e *BatchTooLargeError) Unwrap() error { return ErrBatchTooLarge }

@@ -513,7 +513,8 @@ func (l *Log) poison(op string, err error) error {
 // place, rolls to a new segment first if b does not fit the active one,
 // and writes it. It does not sync: see Sync. b must have passed
 // Validate; a batch larger than MaxBatchBytes or SegmentBytes is refused
-// with ErrBatchTooLarge and nothing is written.
+// with a *BatchTooLargeError (matching ErrBatchTooLarge) and nothing is
+// written.
 func (l *Log) Append(b recordbatch.Batch) (AppendInfo, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -521,7 +522,7 @@ func (l *Log) Append(b recordbatch.Batch) (AppendInfo, error) {
 		return AppendInfo{}, err
 	}
 	if len(b) > l.cfg.MaxBatchBytes || int64(len(b)) > l.cfg.SegmentBytes {
-		return AppendInfo{}, fmt.Errorf("%w: %d bytes, limits %d per batch and %d per segment", ErrBatchTooLarge, len(b), l.cfg.MaxBatchBytes, l.cfg.SegmentBytes)
+		return AppendInfo{}, &BatchTooLargeError{Size: len(b), MaxBatchBytes: l.cfg.MaxBatchBytes, SegmentBytes: l.cfg.SegmentBytes}
 	}
 	base := l.active().nextOffset
 	if base > math.MaxInt64-int64(b.LastOffsetDelta()) {

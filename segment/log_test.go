@@ -320,8 +320,17 @@ func TestBatchTooLarge(t *testing.T) {
 	l, _ := open(t, t.TempDir(), segment.Config{SegmentBytes: 1000, MaxBatchBytes: 800})
 	defer l.Close()
 	for _, size := range []int{900, 1100} {
-		if _, err := l.Append(batch(t, 1, size, 0)); !errors.Is(err, segment.ErrBatchTooLarge) {
+		b := batch(t, 1, size, 0)
+		_, err := l.Append(b)
+		if !errors.Is(err, segment.ErrBatchTooLarge) {
 			t.Fatalf("%d bytes: %v", size, err)
+		}
+		// The numbers are data; the text is the reason with the prefix.
+		var tl *segment.BatchTooLargeError
+		reason := fmt.Sprintf("batch too large: %d bytes, limits 800 per batch and 1000 per segment", len(b))
+		if !errors.As(err, &tl) || tl.Size != len(b) || tl.MaxBatchBytes != 800 || tl.SegmentBytes != 1000 ||
+			tl.Reason() != reason || err.Error() != "logstore/segment: "+reason {
+			t.Fatalf("%d bytes: %v (%+v), want a *BatchTooLargeError with reason %q", size, err, tl, reason)
 		}
 	}
 	if l.EndOffset() != 0 {

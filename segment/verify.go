@@ -234,7 +234,7 @@ func (w *verifyRun) run() (VerifyStats, error) {
 			return w.stats, err
 		}
 		w.report(Problem{Kind: ProblemNote, File: filepath.Join(w.dir, checkpointName), Pos: -1,
-			Detail: fmt.Sprintf("%v: the next open treats the last shutdown as unclean and scans every segment", trimPrefix(err))})
+			Detail: fmt.Sprintf("%v: the next open treats the last shutdown as unclean and scans every segment", err)})
 	}
 	if !ok && len(bases) > 0 {
 		ck.logStart = bases[0]
@@ -318,12 +318,6 @@ func (w *verifyRun) run() (VerifyStats, error) {
 		w.sinceReport = 0
 	}
 	return w.stats, nil
-}
-
-// trimPrefix drops this package's "logstore/segment: " from an error's
-// text, for findings that already say where they are.
-func trimPrefix(err error) string {
-	return strings.TrimPrefix(err.Error(), "logstore/segment: ")
 }
 
 func (w *verifyRun) progress(n int64) {
