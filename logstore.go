@@ -65,33 +65,37 @@ package logstore
 
 import "errors"
 
-// Sentinel errors of package logstore. Errors are wrapped with the
-// partition and store directory they concern; test them with errors.Is.
+// Sentinel errors of package logstore. They are always wrapped, with the
+// partition and store directory they concern (so their own text has no
+// package prefix); test them with errors.Is. A refused append is also a
+// *RefusedError, which says why as data.
 var (
 	// ErrStoreInUse: another Store (in this process or another) holds
 	// the store directory's lock.
-	ErrStoreInUse = errors.New("logstore: store in use")
+	ErrStoreInUse = errors.New("store in use")
 
 	// ErrInvalidName: a topic or partition number that Kafka would not
 	// accept. Nothing was touched.
-	ErrInvalidName = errors.New("logstore: invalid topic or partition")
+	ErrInvalidName = errors.New("invalid topic or partition")
 
-	// ErrInvalidBatch: Append refused the bytes as a client batch.
-	// Nothing was written. A refusal of the batch itself also wraps the
+	// ErrInvalidBatch: Append refused the bytes as a client batch
+	// (RefusedInvalid, RefusedTooLarge, RefusedOpenTransaction). Nothing
+	// was written. A refusal of the batch itself also wraps the
 	// recordbatch sentinel that says why (recordbatch.ErrCRC,
 	// recordbatch.ErrControl, ...).
-	ErrInvalidBatch = errors.New("logstore: invalid batch")
+	ErrInvalidBatch = errors.New("invalid batch")
 
 	// ErrClosed: the Store or Partition was closed.
-	ErrClosed = errors.New("logstore: closed")
+	ErrClosed = errors.New("closed")
 
 	// ErrOutOfOrder: the producer check refused the batch: its sequence
 	// is not the next one the producer's state expects (or a new epoch
-	// does not start at 0). The error says what was expected and what
-	// came. Nothing was written.
-	ErrOutOfOrder = errors.New("logstore: out of order sequence")
+	// does not start at 0, or the producer is unknown). The
+	// *RefusedError says which, what was expected and what came. Nothing
+	// was written.
+	ErrOutOfOrder = errors.New("out of order sequence")
 
 	// ErrFenced: the batch's producer epoch is older than the epoch the
 	// partition remembers for that producer. Nothing was written.
-	ErrFenced = errors.New("logstore: producer fenced")
+	ErrFenced = errors.New("producer fenced")
 )

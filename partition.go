@@ -119,11 +119,13 @@ func (p *Partition) EndOffset() int64 { return p.log.EndOffset() }
 // stamps the assigned base offset into batch in place (the CRC does not
 // cover it); the caller must not change batch while Append runs.
 //
-// A batch that fails the checks is refused with an error wrapping
-// ErrInvalidBatch and the sentinel that says why (a recordbatch one, or
-// segment.ErrBatchTooLarge for a batch larger than a segment); nothing is
-// written. After a failed write or sync, this and every later call return
-// an error matching segment.ErrPoisoned.
+// A batch that fails the checks is refused with a *RefusedError, which
+// says why as data (see Refusal) and matches ErrInvalidBatch,
+// ErrOutOfOrder or ErrFenced, and, for a batch that failed a check of its
+// own, the recordbatch sentinel of that check or segment.ErrBatchTooLarge;
+// nothing is written. Any other error is a failure, not a refusal: after
+// a failed write or sync, this and every later call return an error
+// matching segment.ErrPoisoned.
 func (p *Partition) Append(batch []byte) (AppendResult, error) {
 	b, err := p.checkBatch(batch)
 	if err != nil {
@@ -150,13 +152,13 @@ func (p *Partition) Append(batch []byte) (AppendResult, error) {
 func (p *Partition) checkBatch(data []byte) (recordbatch.Batch, error) {
 	b, err := recordbatch.Parse(data, p.maxBatch)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidBatch, err)
+		return nil, refuseBatch(err, len(data), p.maxBatch)
 	}
 	if extra := len(data) - b.Size(); extra != 0 {
-		return nil, fmt.Errorf("%w: %d bytes follow the batch of %d bytes", ErrInvalidBatch, extra, b.Size())
+		return nil, &RefusedError{Kind: RefusedInvalid, Reason: fmt.Sprintf("%d bytes follow the batch of %d bytes", extra, b.Size())}
 	}
 	if err := b.ValidateClient(); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidBatch, err)
+		return nil, refuseBatch(err, len(data), p.maxBatch)
 	}
 	return b, nil
 }
@@ -183,7 +185,7 @@ func (p *Partition) appendChecked(b recordbatch.Batch) (AppendResult, error) {
 	info, err := p.log.Append(b)
 	if errors.Is(err, segment.ErrBatchTooLarge) {
 		// Larger than a segment: refused, and nothing was written.
-		return AppendResult{}, fmt.Errorf("%w: %w", ErrInvalidBatch, err)
+		return AppendResult{}, refuseBatch(err, len(b), p.maxBatch)
 	}
 	if err != nil {
 		return AppendResult{}, err
@@ -197,9 +199,8 @@ func (p *Partition) appendChecked(b recordbatch.Batch) (AppendResult, error) {
 
 // checkProducer decides on a batch against the producer state (see
 // DESIGN.md, "Producer checks") before anything touches the log: the
-// first copy's offsets and true for a DUPLICATE, an error wrapping
-// ErrOutOfOrder, ErrFenced or ErrInvalidBatch for a refusal, and nothing
-// for a batch to write. The caller holds appendMu.
+// first copy's offsets and true for a DUPLICATE, a *RefusedError for a
+// refusal, and nothing for a batch to write. The caller holds appendMu.
 func (p *Partition) checkProducer(b recordbatch.Batch) (dup AppendResult, isDup bool, err error) {
 	d := p.state.Check(b, p.now())
 	switch d.Outcome {
@@ -207,12 +208,8 @@ func (p *Partition) checkProducer(b recordbatch.Batch) (dup AppendResult, isDup 
 		return AppendResult{}, false, nil
 	case producerstate.Duplicate:
 		return AppendResult{BaseOffset: d.DuplicateFirst, LastOffset: d.DuplicateLast, Duplicate: true}, true, nil
-	case producerstate.OutOfOrder:
-		return AppendResult{}, false, fmt.Errorf("%w: %s", ErrOutOfOrder, d.Reason)
-	case producerstate.Fenced:
-		return AppendResult{}, false, fmt.Errorf("%w: %s", ErrFenced, d.Reason)
-	default: // InvalidTxnState, Invalid
-		return AppendResult{}, false, fmt.Errorf("%w: %s: %s", ErrInvalidBatch, d.Outcome, d.Reason)
+	default:
+		return AppendResult{}, false, refuseProducer(d)
 	}
 }
 

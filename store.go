@@ -35,7 +35,9 @@ func (id PartitionID) String() string {
 
 // Validate checks id by Kafka's rules: a topic of 1 to 249 characters
 // from [a-zA-Z0-9._-], not "." or "..", and a partition >= 0, and
-// returns an error wrapping ErrInvalidName when it breaks them. A valid
+// returns an error wrapping ErrInvalidName when it breaks them, whose
+// text says what is wrong and has no package prefix (Store.Partition adds
+// the context). A valid
 // id's directory name has no path separator and is neither "." nor "..",
 // so it always stays inside the store directory. Store.Partition checks
 // it too; Validate lets a caller check a name without opening anything.
