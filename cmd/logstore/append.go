@@ -425,31 +425,34 @@ func (a *appender) sendAll(src batchSource) error {
 // send appends one batch and turns the store's answer into a reply.
 // Errors other than refusals are returned.
 func (a *appender) send(it item) (reply, error) {
+	if it.from.line > 0 {
+		// The line may name a partition Kafka would not accept.
+		if err := (logstore.PartitionID{Topic: it.topic, Partition: it.partition}).Validate(); err != nil {
+			return refusal(it.from, outcomeInvalid, err.Error()), nil
+		}
+	}
 	p, err := a.store.Partition(it.topic, it.partition)
 	if err != nil {
-		if it.from.line > 0 && errors.Is(err, logstore.ErrInvalidName) {
-			// The line named a partition Kafka would not accept.
-			return refusal(it.from, outcomeInvalid, refusalReason(err, outcomeInvalid)), nil
-		}
 		return reply{}, err
 	}
 	res, err := p.Append(it.batch)
+	var refused *logstore.RefusedError
 	outcome := outcomeOK
 	switch {
 	case err == nil && res.Duplicate:
 		outcome = outcomeDuplicate
 	case err == nil:
+	case !errors.As(err, &refused):
+		return reply{}, err
 	case errors.Is(err, logstore.ErrOutOfOrder):
 		outcome = outcomeOutOfOrder
 	case errors.Is(err, logstore.ErrFenced):
 		outcome = outcomeFenced
-	case errors.Is(err, logstore.ErrInvalidBatch):
-		outcome = outcomeInvalid
 	default:
-		return reply{}, err
+		outcome = outcomeInvalid
 	}
-	if err != nil {
-		return refusal(it.from, outcome, refusalReason(err, outcome)), nil
+	if refused != nil {
+		return refusal(it.from, outcome, refused.Reason), nil
 	}
 	r := reply{from: it.from, Outcome: outcome, Base: &res.BaseOffset, Last: &res.LastOffset}
 	return r, nil
@@ -505,7 +508,7 @@ func (s *lineSource) next() (item, error) {
 		}
 		s.buf, err = spec.build(&s.bld, s.buf[:0])
 		if err != nil {
-			return item{from: from, invalid: refusalReason(err, outcomeInvalid)}, nil
+			return item{from: from, invalid: err.Error()}, nil
 		}
 		return item{from: from, topic: spec.topic, partition: spec.partition, batch: s.buf}, nil
 	}
@@ -656,92 +659,4 @@ func (rw *replyWriter) write(r reply) error {
 		return fmt.Errorf("writing the reply: %w", err)
 	}
 	return nil
-}
-
-// --- refusal reasons ---
-
-// refusalReason is the reason text of a refused batch: the innermost
-// detail of err, without package prefixes and without the operation,
-// partition and store that wrapping adds. For INVALID it keeps the name
-// of the check that failed ("invalid control batch: a producer may not
-// send control batches"); for OUT_OF_ORDER and FENCED, whose outcome
-// word already names it, only the detail.
-func refusalReason(err error, outcome string) string {
-	detail, sentinel := innermostDetail(err)
-	if sentinel == nil {
-		return stripPackage(deepestLeaf(err).Error())
-	}
-	if outcome != outcomeInvalid || sentinel == logstore.ErrInvalidBatch {
-		return detail
-	}
-	return stripPackage(sentinel.Error()) + ": " + detail
-}
-
-// innermostDetail finds, deepest in err's tree, an error whose message is
-// that of an error it wraps directly and which wraps nothing (a sentinel),
-// followed by ": " and more: the "sentinel: detail" pair that said why.
-func innermostDetail(err error) (detail string, sentinel error) {
-	best := -1
-	var walk func(e error, depth int)
-	walk = func(e error, depth int) {
-		msg := e.Error()
-		for _, k := range unwrapAll(e) {
-			if len(unwrapAll(k)) == 0 && depth >= best {
-				if rest, ok := strings.CutPrefix(msg, k.Error()+": "); ok && rest != "" {
-					best, sentinel, detail = depth, k, rest
-				}
-			}
-			walk(k, depth+1)
-		}
-	}
-	walk(err, 0)
-	return detail, sentinel
-}
-
-// deepestLeaf follows the last wrapped error down to one that wraps
-// nothing.
-func deepestLeaf(err error) error {
-	for {
-		kids := unwrapAll(err)
-		if len(kids) == 0 {
-			return err
-		}
-		err = kids[len(kids)-1]
-	}
-}
-
-func unwrapAll(err error) []error {
-	switch u := err.(type) {
-	case interface{ Unwrap() []error }:
-		return u.Unwrap()
-	case interface{ Unwrap() error }:
-		if e := u.Unwrap(); e != nil {
-			return []error{e}
-		}
-	}
-	return nil
-}
-
-// stripPackage drops a leading "logstore: " or "logstore/<package>: ".
-func stripPackage(msg string) string {
-	rest, ok := strings.CutPrefix(msg, "logstore")
-	if !ok {
-		return msg
-	}
-	if pkg, after, ok := strings.Cut(rest, ": "); ok && (pkg == "" || isPackageSuffix(pkg)) {
-		return after
-	}
-	return msg
-}
-
-func isPackageSuffix(s string) bool {
-	if len(s) < 2 || s[0] != '/' {
-		return false
-	}
-	for _, c := range s[1:] {
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9') {
-			return false
-		}
-	}
-	return true
 }
