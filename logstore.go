@@ -17,8 +17,9 @@
 //
 // A Partition appends client batches (checked with
 // recordbatch.Batch.ValidateClient, then by the producer rules of package
-// producerstate; a refused batch writes nothing, a duplicate is answered
-// with the first copy's offsets) and reads them back. On every segment
+// producerstate; a refused batch writes nothing and gets a *RefusedError
+// that says why as data, a duplicate is answered with the first copy's
+// offsets) and reads them back. On every segment
 // roll it copies the producer state as of the new segment's base offset
 // and saves it as a snapshot in the background (appends never wait for
 // bbolt's commit; the segment log syncs the sealed segment in the
