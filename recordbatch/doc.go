@@ -51,7 +51,9 @@
 //     allocation, and decompression stops at a limit the caller sets.
 //   - Every failure on bad bytes is a *CorruptionError carrying the byte
 //     offset, wrapping one sentinel (ErrTruncated, ErrCRC, ErrRecord, ...);
-//     all of them match ErrCorrupt. Nothing here panics on input.
+//     all of them match ErrCorrupt. Its Reason is the check's name and
+//     what it found, without the package prefix and the position, for a
+//     caller that says where itself. Nothing here panics on input.
 //
 // # Use
 //
