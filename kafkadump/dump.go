@@ -1,4 +1,4 @@
-package main
+package kafkadump
 
 import (
 	"bufio"
@@ -10,264 +10,50 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
-	"github.com/spf13/cobra"
-
+	"github.com/logstore/logstore/internal/cliout"
 	"github.com/logstore/logstore/recordbatch"
 	"github.com/logstore/logstore/snapshot"
 )
 
 // Defaults of kafka-dump-log.sh (DumpLogSegments in Kafka 3.x).
 const (
-	defaultMaxBytes       = math.MaxInt32   // --max-bytes, Integer.MAX_VALUE
-	defaultMaxMessageSize = 5 * 1024 * 1024 // --max-message-size
-	stringDecoderClass    = "org.apache.kafka.tools.api.StringDecoder"
+	DefaultMaxBytes       = math.MaxInt32   // --max-bytes, Integer.MAX_VALUE
+	DefaultMaxMessageSize = 5 * 1024 * 1024 // --max-message-size
 )
 
-// errNotSupported marks input that Kafka's tool handles and this one does
-// not yet; the message says what.
-var errNotSupported = errors.New("not supported yet")
+// ErrNotSupported marks input that Kafka's tool handles and this package
+// does not yet; the message says what.
+var ErrNotSupported = errors.New("not supported yet")
 
-// dumpOptions holds the flags of `logstore dump` and what is derived from
-// them, plus where the output goes.
-type dumpOptions struct {
-	filesArg           string // --files as given, split by complete
-	files              []string
-	printDataLog       bool
-	deepIteration      bool
-	skipRecordMetadata bool
-	verifyIndexOnly    bool // .index and .timeindex only
-	indexSanityCheck   bool // .index and .timeindex only
-	maxBytes           int  // .log only
-	maxMessageSize     int  // .index only
-	keyDecoderClass    string
-	valueDecoderClass  string
-	keyDecoderName     string // --key-decoder
-	valueDecoderName   string // --value-decoder
-	keyDecoder         dumpDecoder
-	valueDecoder       dumpDecoder
-	json               bool
+// Options are kafka-dump-log.sh's options, as DumpLogSegmentsOptions
+// derives them from its flags (Flags does that for a command line). The
+// zero Options is not Kafka's defaults: start from DefaultOptions.
+type Options struct {
+	PrintDataLog       bool // print keys and values; implies DeepIteration
+	DeepIteration      bool // a line per record, not only per batch
+	SkipRecordMetadata bool // no record metadata, only keys and values (text only)
+	VerifyIndexOnly    bool // .index and .timeindex: check, print no entries
+	IndexSanityCheck   bool // .index and .timeindex: the broker's startup check only
+	MaxBytes           int  // .log: dump only the batches within the first MaxBytes bytes
+	MaxMessageSize     int  // .index: how far a batch is looked for from an entry's position
 
-	stdout io.Writer
-	stderr io.Writer
+	// KeyDecoder and ValueDecoder say how keys, and values and header
+	// values, are printed. Kafka's StringDecoder is DecodeString.
+	KeyDecoder, ValueDecoder Decoder
+
+	// JSON prints JSON Lines instead of Kafka's text (see the package doc).
+	JSON bool
+
+	// Progress, when not nil, receives a progress line redrawn in place
+	// (see internal/cliout): give it a terminal's stderr, or nil.
+	Progress io.Writer
 }
 
-// refusedDecoders are Kafka's decoder flags: accepted by name so that the
-// refusal is plain, not "unknown flag".
-var refusedDecoders = []struct{ name, usage string }{
-	{"offsets-decoder", "parse __consumer_offsets data (not supported yet)"},
-	{"transaction-log-decoder", "parse __transaction_state data (not supported yet)"},
-	{"cluster-metadata-decoder", "parse KRaft cluster metadata records (not supported yet)"},
-	{"remote-log-metadata-decoder", "parse remote log metadata records (not supported yet)"},
-	{"share-group-state-decoder", "parse __share_group_state data (not supported yet)"},
+// DefaultOptions are kafka-dump-log.sh's defaults.
+func DefaultOptions() Options {
+	return Options{MaxBytes: DefaultMaxBytes, MaxMessageSize: DefaultMaxMessageSize}
 }
-
-const dumpLong = `dump prints segment files as Kafka's kafka-dump-log.sh (DumpLogSegments,
-Kafka 3.x, the Scala tool) prints them, byte for byte on stdout and stderr,
-with the same flags: .log (record batches v2), .index, .timeindex,
-.snapshot (Kafka's producer snapshot) and .txnindex files. As in Kafka,
-stdout gets "Dumping <file>" and the file's content, a corrupt .snapshot
-is reported on stderr at once, and index mismatches, time index errors and
-non-consecutive offsets are reported on stderr after all files, in that
-order. Files with any other suffix are ignored, as Kafka ignores them.
-
-Beyond Kafka:
-
-  producer-snapshots.db  logstore's own producer snapshots (opened
-      read-only) are dumped too, oldest snapshot first:
-        snapshot offset: <offset> producers: <count>
-      then one line per producer, in producer id order:
-        producerId: <id> producerEpoch: <epoch> coordinatorEpoch: <epoch>
-        currentTxnFirstOffset: <OptionalLong> lastTimestamp: <ms>
-        window: [<batch>, ...]
-      (on one line), where each batch of the window, oldest first, is
-        sequences <first>..<last> offsets <first>..<last> timestamp <ms>
-      and currentTxnFirstOffset is OptionalLong[<offset>] while a
-      transaction is open, else OptionalLong.empty, as in Kafka's lines.
-      A stored snapshot that does not decode is reported on stderr and
-      the next one is dumped.
-
-  A directory in --files dumps the segment files in it, not its
-  subdirectories: by offset (the number the name starts with), and for
-  one offset .log, .index, .timeindex, .txnindex, then .snapshot; then
-  producer-snapshots.db. Other files in it (checkpoints, .deleted,
-  .cleaned, .swap, partition.metadata, ...) are left out.
-
-  --key-decoder and --value-decoder print keys, values and (with --json)
-  header values as string (the default: UTF-8, malformed bytes replaced
-  as Kafka's StringDecoder does), hex or base64. Like Kafka's decoder
-  flags, they imply --print-data-log.
-
-  --json prints JSON Lines on stdout instead, one object per line with a
-  "type" and the "file" as given:
-    file            {"kind": log|index|timeindex|snapshot|txnindex|
-                     producer-snapshots|unknown, "startOffset"|"baseOffset"}
-    batch           every header field, "position", "isValid"
-    record          (--deep-iteration) "offset", "timestamp", "keySize",
-                    "valueSize", "sequence", "headerKeys", "controlType",
-                    "controlTypeId", "coordinatorEpoch" (markers); with
-                    --print-data-log also "key", "value" and "headers"
-                    ([{"key","value"}]); null for a null key or value
-    invalidBytes    "position", "size": bytes after the last whole batch
-    indexEntry      "offset", "position"
-    timeIndexEntry  "timestamp", "offset"
-    sanityCheck     "passed": true
-    snapshotEntry   the .snapshot fields; "batch" null or an object
-    abortedTxn      "version", "producerId", "firstOffset", "lastOffset",
-                    "lastStableOffset"
-    snapshot        (producer-snapshots.db) "offset", "producers"
-    producer        "snapshotOffset", the producer fields, "window"
-  Problems come as objects of their own, right after what they concern:
-  nonConsecutive, indexMismatch, timestampMismatch, outOfOrderTimestamp,
-  offsetNotFound, snapshotError ("error" is Kafka's message, "position"
-  the byte where reading failed). Nothing but fatal errors goes to stderr.
-
-While stderr is a terminal and stdout goes elsewhere, progress shows on
-stderr.
-Memory stays flat however large a file is: files are read in pieces,
-except a .snapshot, which Kafka also reads whole.
-
-Exit status: 0 when every file was dumped, problems found in them or not
-(as Kafka's tool); 1 when a file cannot be read (missing, unreadable, or
-bytes Kafka's tool fails on): the message names the file and byte
-position, and the files after it are not dumped. A corrupt .snapshot is
-the exception, as in Kafka: its message goes to stderr and the dump goes
-on. Where Kafka's tool fails with a stack trace this prints one line;
-it never creates a missing index as Kafka's does before failing; and a
-missing .txnindex, which Kafka's tool dumps as empty, is an error.
-
-Not supported yet, refused with an error: .checkpoint files (KRaft
-snapshots), legacy message sets (magic 0 and 1), decoder classes other
-than the default StringDecoder, and, unless --skip-record-metadata or
---json is given, control records that Kafka prints as JSON
-(SNAPSHOT_HEADER, SNAPSHOT_FOOTER, KRAFT_VERSION, KRAFT_VOTERS).`
-
-func newDumpCommand() *cobra.Command {
-	opts := &dumpOptions{maxBytes: defaultMaxBytes, maxMessageSize: defaultMaxMessageSize}
-	cmd := &cobra.Command{
-		Use:   "dump --files FILE[,FILE...]",
-		Short: "Print segment files exactly as Kafka's kafka-dump-log.sh does",
-		Long:  dumpLong,
-		Example: `  logstore dump --files /var/lib/kafka/events-0/00000000000000000000.log
-  logstore dump --print-data-log --files a.log,b.log
-  logstore dump --files events-0/00000000000000000000.index,events-0/00000000000000000000.timeindex
-  logstore dump --json --deep-iteration --value-decoder hex --files logstore-data/events-0`,
-		Args: noPositionalArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := opts.complete(cmd); err != nil {
-				return err
-			}
-			opts.stdout, opts.stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()
-			return runDump(opts)
-		},
-	}
-	f := cmd.Flags()
-	f.SortFlags = false
-	f.StringVar(&opts.filesArg, "files", "", "REQUIRED: The comma separated list of data and index log files to be dumped.")
-	f.BoolVar(&opts.printDataLog, "print-data-log", false, "If set, printing the messages content when dumping data logs. Automatically set if any decoder option is specified.")
-	f.BoolVar(&opts.deepIteration, "deep-iteration", false, "If set, uses deep instead of shallow iteration. Automatically set if print-data-log is enabled.")
-	f.BoolVar(&opts.skipRecordMetadata, "skip-record-metadata", false, "Whether to skip printing metadata for each record (no effect with --json).")
-	f.Var(javaIntFlag{&opts.maxBytes}, "max-bytes", "Limit the amount of total batches read in bytes avoiding reading the whole .log file(s).")
-	f.Var(javaIntFlag{&opts.maxMessageSize}, "max-message-size", "Size of largest message (used by .index dumps only).")
-	f.BoolVar(&opts.verifyIndexOnly, "verify-index-only", false, "If set, just verify the index log without printing its content.")
-	f.BoolVar(&opts.indexSanityCheck, "index-sanity-check", false, "If set, just checks the index sanity without printing its content. This is the same check that is executed on broker startup to determine if an index needs rebuilding or not.")
-	f.StringVar(&opts.keyDecoderClass, "key-decoder-class", stringDecoderClass, "Used to deserialize the keys; only "+stringDecoderClass+" is supported. Give the value with '='.")
-	f.Lookup("key-decoder-class").NoOptDefVal = stringDecoderClass
-	f.StringVar(&opts.valueDecoderClass, "value-decoder-class", stringDecoderClass, "Used to deserialize the messages; only "+stringDecoderClass+" is supported. Give the value with '='.")
-	f.Lookup("value-decoder-class").NoOptDefVal = stringDecoderClass
-	for _, d := range refusedDecoders {
-		f.Bool(d.name, false, d.usage)
-	}
-	f.StringVar(&opts.keyDecoderName, "key-decoder", "string", "How to print keys: string, hex or base64. Implies --print-data-log.")
-	f.StringVar(&opts.valueDecoderName, "value-decoder", "string", "How to print values and header values: string, hex or base64. Implies --print-data-log.")
-	f.BoolVar(&opts.json, "json", false, "Print JSON Lines on stdout instead of Kafka's text.")
-	return cmd
-}
-
-// noPositionalArgs refuses arguments outside flags, which Kafka's tool
-// silently ignores.
-func noPositionalArgs(_ *cobra.Command, args []string) error {
-	if len(args) > 0 {
-		return fmt.Errorf("unexpected argument %q: name the files with --files FILE[,FILE...]", args[0])
-	}
-	return nil
-}
-
-// complete checks the flags and derives the rest as DumpLogSegmentsOptions
-// does: a decoder implies print data, print data implies deep iteration,
-// and --files is split on commas as Java's String.split does.
-func (o *dumpOptions) complete(cmd *cobra.Command) error {
-	f := cmd.Flags()
-	for _, d := range refusedDecoders {
-		if f.Changed(d.name) {
-			return fmt.Errorf("--%s is %w", d.name, errNotSupported)
-		}
-	}
-	for _, c := range []struct{ name, value string }{
-		{"key-decoder-class", o.keyDecoderClass},
-		{"value-decoder-class", o.valueDecoderClass},
-	} {
-		if !f.Changed(c.name) {
-			continue
-		}
-		if c.value != stringDecoderClass {
-			return fmt.Errorf("--%s %s is %w: only %s is", c.name, c.value, errNotSupported, stringDecoderClass)
-		}
-		o.printDataLog = true
-	}
-	for _, c := range []struct {
-		name, value, class string
-		dst                *dumpDecoder
-	}{
-		{"key-decoder", o.keyDecoderName, "key-decoder-class", &o.keyDecoder},
-		{"value-decoder", o.valueDecoderName, "value-decoder-class", &o.valueDecoder},
-	} {
-		dec, ok := parseDumpDecoder(c.value)
-		if !ok {
-			return fmt.Errorf("--%s %q: want string, hex or base64", c.name, c.value)
-		}
-		if f.Changed(c.name) {
-			if f.Changed(c.class) && dec != dumpDecodeString {
-				return fmt.Errorf("--%s %s and --%s: give one of them", c.name, c.value, c.class)
-			}
-			o.printDataLog = true
-		}
-		*c.dst = dec
-	}
-	if !f.Changed("files") {
-		//lint:ignore ST1005 Kafka's own message, kept verbatim for the dump's output
-		return errors.New(`Missing required argument "[files]"`)
-	}
-	if o.maxBytes < 0 {
-		return fmt.Errorf("--max-bytes must not be negative, got %d", o.maxBytes)
-	}
-	o.files = javaSplit(o.filesArg, ",")
-	o.deepIteration = o.deepIteration || o.printDataLog
-	return nil
-}
-
-// javaIntFlag parses a flag value as Kafka's option parser does
-// (Integer.valueOf): decimal, optional sign, within int32.
-type javaIntFlag struct{ p *int }
-
-func (v javaIntFlag) String() string {
-	if v.p == nil {
-		return "0"
-	}
-	return strconv.Itoa(*v.p)
-}
-
-func (v javaIntFlag) Set(s string) error {
-	n, err := strconv.ParseInt(s, 10, 32)
-	if err != nil {
-		return fmt.Errorf("not a 32-bit decimal integer")
-	}
-	*v.p = int(n)
-	return nil
-}
-
-func (javaIntFlag) Type() string { return "size" }
 
 // fileKind is what DumpLogSegments does with a file, by the suffix after
 // the last '.' of its name.
@@ -311,7 +97,7 @@ type dumpJob struct {
 
 // classify decides, from the name alone, what to do with f. It returns an
 // error for names Kafka's tool dumps and this one cannot yet, and for
-// names Kafka's tool fails on; runDump checks every name before it prints
+// names Kafka's tool fails on; Dump checks every name before it prints
 // anything, so a refused file never leaves partial output behind.
 func classify(f javaFile) (dumpJob, error) {
 	name := f.Name()
@@ -325,7 +111,7 @@ func classify(f javaFile) (dumpJob, error) {
 	}
 	suffix := name[dot:]
 	if suffix == ".checkpoint" {
-		return dumpJob{}, fmt.Errorf(".checkpoint files (KRaft snapshots) are %w: %s", errNotSupported, f)
+		return dumpJob{}, fmt.Errorf(".checkpoint files (KRaft snapshots) are %w: %s", ErrNotSupported, f)
 	}
 	for _, s := range dumpSuffixes {
 		if s.suffix != suffix {
@@ -423,16 +209,25 @@ func dumpDirJobs(dir javaFile) ([]dumpJob, error) {
 	return jobs, nil
 }
 
-// runDump dumps every file of o.files in order, then prints the reports
-// that Kafka's tool keeps for the end, as DumpLogSegments.main does.
-func runDump(o *dumpOptions) error {
-	jobs, err := planDumpJobs(o.files)
+// Dump dumps files, in order, as kafka-dump-log.sh does: each file's
+// content on stdout, what Kafka prints on stderr at once on stderr, and,
+// after all files, the reports Kafka keeps for the end, as
+// DumpLogSegments.main does. A directory in files stands for the segment
+// files in it (see the package doc). The error is for what stops the
+// dump: a name Kafka's tool fails on or this package refuses (before
+// anything is printed), a file that cannot be read (the files after it
+// are not dumped), or a failed write. A producer-snapshots.db that cannot
+// be opened or read is reported when it is met, the files after it are
+// dumped, and the error at the end names it.
+func Dump(stdout, stderr io.Writer, files []string, opts Options) error {
+	jobs, err := planDumpJobs(files)
 	if err != nil {
 		return err
 	}
-	d := newDumper(o)
+	opts.DeepIteration = opts.DeepIteration || opts.PrintDataLog
+	d := newDumper(&opts, stdout, stderr)
 	defer d.closeReports()
-	defer d.prog.clear()
+	defer d.prog.Clear()
 	for _, j := range jobs {
 		if err := d.dumpFile(j); err != nil {
 			if ferr := d.flush(); ferr != nil {
@@ -447,22 +242,28 @@ func runDump(o *dumpOptions) error {
 	if err := d.flush(); err != nil {
 		return err
 	}
-	if o.json {
-		return nil
+	if !opts.JSON {
+		d.prog.Clear()
+		if err := d.writeReports(); err != nil {
+			return err
+		}
 	}
-	d.prog.clear()
-	return d.writeReports()
+	return d.unreadable()
 }
 
 // dumper prints files. Its buffers are reused from file to file and batch
 // to batch, so memory stays in proportion to the largest batch, not to
 // the files.
 type dumper struct {
-	opts   *dumpOptions
+	opts   *Options
 	out    *bufio.Writer
 	werr   error // first write error on stdout; bufio.Writer keeps it too
 	stderr io.Writer
-	prog   *dumpProgress // nil unless progress is shown
+	prog   *cliout.Progress // nil unless progress is shown
+
+	// unreadableDBs are the producer-snapshots.db files that could not be
+	// dumped; the dump went on after them.
+	unreadableDBs []javaFile
 
 	// What Kafka reports on stderr after all files, keyed by absolute
 	// path, in the maps DumpLogSegments keeps.
@@ -486,12 +287,12 @@ type dumper struct {
 	batch []byte // one whole batch, for the time index dump
 }
 
-func newDumper(o *dumpOptions) *dumper {
+func newDumper(o *Options, stdout, stderr io.Writer) *dumper {
 	return &dumper{
 		opts:            o,
-		out:             bufio.NewWriterSize(o.stdout, 64<<10),
-		stderr:          o.stderr,
-		prog:            newDumpProgress(o.stdout, o.stderr),
+		out:             bufio.NewWriterSize(stdout, 64<<10),
+		stderr:          stderr,
+		prog:            cliout.NewProgress(o.Progress),
 		indexMismatches: newScalaReportMap(),
 		timeMismatches:  newScalaReportMap(),
 		timeOutOfOrder:  newScalaReportMap(),
@@ -529,7 +330,7 @@ func (d *dumper) errorLine(s string) error {
 	if err := d.flush(); err != nil {
 		return err
 	}
-	d.prog.clear()
+	d.prog.Clear()
 	_, err := io.WriteString(d.stderr, s+"\n")
 	return err
 }
@@ -548,7 +349,7 @@ func (d *dumper) absPath(f javaFile) string {
 
 // dumpFile prints "Dumping <file>" (or its JSON line) and the file.
 func (d *dumper) dumpFile(j dumpJob) error {
-	if d.opts.json {
+	if d.opts.JSON {
 		d.line = djBegin(d.line[:0], "file", j.file.path)
 		d.line = djString(d.line, "kind", j.kind.String())
 		switch j.kind {
@@ -575,7 +376,7 @@ func (d *dumper) dumpFile(j dumpJob) error {
 	case kindSnapshotDB:
 		return d.dumpSnapshotDB(j.file)
 	default:
-		if d.opts.json {
+		if d.opts.JSON {
 			return nil
 		}
 		return d.errorLine("Ignoring unknown file " + j.file.path)
@@ -628,72 +429,15 @@ func (d *dumper) closeReports() {
 	}
 }
 
-// dumpProgress shows how far a dump has come, on stderr, while stderr is
-// a terminal and stdout is not that terminal (there the output itself
-// shows it, and piped or redirected stderr stays clean). A nil
-// *dumpProgress shows nothing.
-type dumpProgress struct {
-	w     io.Writer
-	now   func() time.Time
-	next  time.Time // no update before then
-	shown bool
-}
-
-// dumpProgressEvery is how often the line is redrawn at most.
-const dumpProgressEvery = 250 * time.Millisecond
-
-func newDumpProgress(stdout, stderr io.Writer) *dumpProgress {
-	errInfo, ok := charDevice(stderr)
-	if !ok {
-		return nil
-	}
-	if outInfo, ok := charDevice(stdout); ok && os.SameFile(outInfo, errInfo) {
-		return nil
-	}
-	return &dumpProgress{w: stderr, now: time.Now}
-}
-
-// charDevice returns w's file info when w is a character device, as a
-// terminal is (golang.org/x/term is not a dependency of this module).
-func charDevice(w io.Writer) (os.FileInfo, bool) {
-	f, ok := w.(*os.File)
-	if !ok {
-		return nil, false
-	}
-	info, err := f.Stat()
-	if err != nil || info.Mode()&os.ModeCharDevice == 0 {
-		return nil, false
-	}
-	return info, true
-}
-
-// update redraws the line, at most every dumpProgressEvery: the file and how
-// much of it is done.
-func (p *dumpProgress) update(f javaFile, done, total int64) {
-	if p == nil {
+// progress redraws the progress line: the file and how much of it is
+// done.
+func (d *dumper) progress(f javaFile, done, total int64) {
+	if d.prog == nil {
 		return
 	}
-	now := p.now()
-	if now.Before(p.next) {
-		return
-	}
-	p.next = now.Add(dumpProgressEvery)
 	pct := int64(100)
 	if total > 0 {
 		pct = done * 100 / total
 	}
-	// Write errors are ignored: progress is a courtesy, and a failing
-	// stderr shows up when a real message is written.
-	_, _ = fmt.Fprintf(p.w, "\r%s: %d%% (%d of %d)\x1b[K", f.Name(), pct, done, total)
-	p.shown = true
-}
-
-// clear erases the line before anything else is written to stderr.
-func (p *dumpProgress) clear() {
-	if p == nil || !p.shown {
-		return
-	}
-	_, _ = io.WriteString(p.w, "\r\x1b[K")
-	p.shown = false
-	p.next = time.Time{}
+	d.prog.Printf("%s: %d%% (%d of %d)", f.Name(), pct, done, total)
 }

@@ -1,4 +1,4 @@
-package main
+package kafkadump
 
 import (
 	"bufio"
@@ -12,11 +12,11 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -25,15 +25,6 @@ import (
 	"github.com/logstore/logstore/recordbatch"
 	"github.com/logstore/logstore/snapshot"
 )
-
-// runCLI runs the real root command, as main does, and returns what it
-// wrote and its exit status.
-func runCLI(t testing.TB, args ...string) (stdout, stderr string, code int) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	code = run(args, &out, &errb)
-	return out.String(), errb.String(), code
-}
 
 // goldenDir returns shared/testdata/kafka-golden, skipping without it.
 func goldenDir(t testing.TB) string {
@@ -108,7 +99,7 @@ func TestDumpDecoderClassIsPrintData(t *testing.T) {
 	chdirGolden(t)
 	const foo = "foo-0/00000000000000000000.log"
 	want, wantErr, _ := runCLI(t, "dump", "--print-data-log", "--files", foo)
-	for _, flag := range []string{"--value-decoder-class", "--key-decoder-class=" + stringDecoderClass} {
+	for _, flag := range []string{"--value-decoder-class", "--key-decoder-class=" + StringDecoderClass} {
 		out, errOut, code := runCLI(t, "dump", flag, "--files", foo)
 		if code != 0 || out != want || errOut != wantErr {
 			t.Errorf("%s: exit %d, output differs from --print-data-log:\n%s", flag, code, lineDiff(want, out))
@@ -175,48 +166,6 @@ func TestDumpUnknownSuffix(t *testing.T) {
 	out, _, code = runCLI(t, "dump", "--files", "README.md,,")
 	if code != 0 || out != "Dumping README.md\n" {
 		t.Errorf("trailing commas: exit %d, stdout %q", code, out)
-	}
-}
-
-func TestDumpRefused(t *testing.T) {
-	chdirGolden(t)
-	const log = "foo-0/00000000000000000000.log"
-	tests := []struct {
-		args []string
-		want string // in stderr
-	}{
-		{[]string{}, `logstore dump: Missing required argument "[files]"`},
-		{[]string{"--deep-iteration"}, `Missing required argument "[files]"`},
-		{[]string{"--files", log + ",00000000000000007201-0000000001.checkpoint"}, ".checkpoint files (KRaft snapshots) are not supported yet"},
-		{[]string{"--files", "no-suffix"}, `"no-suffix": the file name has no suffix`},
-		{[]string{"--files", "foo-0/x.index"}, "foo-0/x.index: the file name does not start with an offset"},
-		{[]string{"--files", "foo-0/.timeindex"}, "foo-0/.timeindex: the file name does not start with an offset"},
-		{[]string{"--files", "foo-0/abc.txnindex"}, "foo-0/abc.txnindex: the file name does not start with an offset"},
-		{[]string{"--key-decoder", "rot13", "--files", log}, `--key-decoder "rot13": want string, hex or base64`},
-		{[]string{"--value-decoder", "", "--files", log}, `--value-decoder "": want string, hex or base64`},
-		{[]string{"--key-decoder", "hex", "--key-decoder-class=" + stringDecoderClass, "--files", log}, "--key-decoder hex and --key-decoder-class: give one of them"},
-		{[]string{"--files", ""}, `"": the file name has no suffix`},
-		{[]string{"--files", "foo-0/abc.log"}, "foo-0/abc.log: the file name does not start with an offset"},
-		{[]string{"--offsets-decoder", "--files", log}, "--offsets-decoder is not supported yet"},
-		{[]string{"--cluster-metadata-decoder", "--files", log}, "--cluster-metadata-decoder is not supported yet"},
-		{[]string{"--key-decoder-class=org.example.Custom", "--files", log}, "--key-decoder-class org.example.Custom is not supported yet"},
-		{[]string{"--max-bytes", "-1", "--files", log}, "--max-bytes must not be negative"},
-		{[]string{"--max-bytes", "3000000000", "--files", log}, `invalid argument "3000000000" for "--max-bytes"`},
-		{[]string{"--max-bytes", "0x10", "--files", log}, `invalid argument "0x10" for "--max-bytes"`},
-		{[]string{"--files", log, "extra"}, `unexpected argument "extra"`},
-		{[]string{"--no-such-flag"}, "unknown flag: --no-such-flag"},
-	}
-	for _, tt := range tests {
-		out, errOut, code := runCLI(t, append([]string{"dump"}, tt.args...)...)
-		if code != 1 {
-			t.Errorf("%v: exit %d, want 1", tt.args, code)
-		}
-		if out != "" {
-			t.Errorf("%v: stdout %q, want nothing", tt.args, out)
-		}
-		if !strings.Contains(errOut, tt.want) || strings.Count(errOut, "\n") != 1 {
-			t.Errorf("%v: stderr %q, want one line with %q", tt.args, errOut, tt.want)
-		}
 	}
 }
 
@@ -1092,6 +1041,57 @@ func TestDumpSnapshotDB(t *testing.T) {
 	}
 }
 
+// TestDumpEmptySnapshotDB: an empty producer-snapshots.db (a crash
+// between creating the file and bbolt's first write leaves one) is
+// reported in one line that names it, and the files after it are still
+// dumped; the exit status says a file could not be dumped.
+func TestDumpEmptySnapshotDB(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "00000000000000000000.log")
+	if err := os.WriteFile(log, batchBytes(t, 0, 2, recordbatch.CodecNone), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, snapshot.FileName)
+	if err := os.WriteFile(db, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wantLog, _, code := runCLI(t, "dump", "--files", log)
+	if code != 0 {
+		t.Fatalf("the log alone: exit %d", code)
+	}
+	out, errOut, code := runCLI(t, "dump", "--files", db+","+log)
+	if want := "Dumping " + db + "\n" + wantLog; code != 1 || out != want {
+		t.Errorf("exit %d, stdout:\n%s", code, lineDiff(want, out))
+	}
+	lines := strings.Split(strings.TrimSuffix(errOut, "\n"), "\n")
+	if len(lines) != 2 || lines[0] != db+": the file is empty (0 bytes), not a snapshot db" ||
+		!strings.HasPrefix(lines[1], "logstore dump: producer-snapshots.db could not be dumped: "+db+" ") {
+		t.Errorf("stderr %q", errOut)
+	}
+
+	// A directory: the db comes last, after the segment's files.
+	out, errOut, code = runCLI(t, "dump", "--files", dir)
+	if code != 1 || !strings.HasPrefix(out, wantLog) || !strings.HasSuffix(out, "Dumping "+db+"\n") ||
+		!strings.HasPrefix(errOut, db+": the file is empty") {
+		t.Errorf("directory: exit %d\nstdout %q\nstderr %q", code, out, errOut)
+	}
+
+	// --json: the problem is a line of its own on stdout.
+	out, errOut, code = runCLI(t, "dump", "--json", "--files", db+","+log)
+	want := `{"type":"file","file":"` + db + `","kind":"producer-snapshots"}` + "\n" +
+		`{"type":"snapshotError","file":"` + db + `","error":"the file is empty (0 bytes), not a snapshot db"}` + "\n"
+	if code != 1 || !strings.HasPrefix(out, want) || !strings.Contains(out, `{"type":"batch","file":"`+log+`"`) ||
+		strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, db) {
+		t.Errorf("json: exit %d\nstdout %q\nstderr %q", code, out, errOut)
+	}
+	if err := Dump(io.Discard, io.Discard, []string{db, log}, DefaultOptions()); !errors.Is(err, ErrUnreadableDB) {
+		t.Errorf("Dump: %v, want ErrUnreadableDB", err)
+	}
+	if data, err := os.ReadFile(db); err != nil || len(data) != 0 {
+		t.Errorf("the db was changed: %d bytes, %v", len(data), err)
+	}
+}
+
 // TestDumpIndexesOfLargeSegment dumps the indexes of a segment of 3000
 // batches, as a broker leaves them: sparse, the time index pointing at
 // the batch of the largest timestamp so far, both preallocated and not
@@ -1300,33 +1300,24 @@ func TestDumpJSONControlRecords(t *testing.T) {
 	}
 }
 
-// TestDumpProgress draws and clears the progress line with a fake clock.
+// TestDumpProgress: with a progress writer, the dump draws its line there
+// (the file, the share done, bytes done of all) and clears it at the end;
+// how often it is redrawn is cliout's, tested there.
 func TestDumpProgress(t *testing.T) {
-	var buf bytes.Buffer
-	now := time.Unix(0, 0)
-	p := &dumpProgress{w: &buf, now: func() time.Time { return now }}
-	f := newJavaFile("dir/00000000000000000000.log")
-	p.update(f, 50, 200)
-	p.update(f, 60, 200) // too soon: not drawn
-	now = now.Add(dumpProgressEvery)
-	p.update(f, 100, 200)
-	p.clear()
-	p.clear()
-	want := "\r00000000000000000000.log: 25% (50 of 200)\x1b[K\r00000000000000000000.log: 50% (100 of 200)\x1b[K\r\x1b[K"
-	if buf.String() != want {
-		t.Errorf("progress wrote %q, want %q", buf.String(), want)
-	}
-	var nilProgress *dumpProgress
-	nilProgress.update(f, 1, 2)
-	nilProgress.clear()
-	// Buffers and files are not terminals: no progress in tests or pipes.
-	file, err := os.CreateTemp(t.TempDir(), "stderr")
-	if err != nil {
+	p := writeLog(t, batchBytes(t, 0, 3, recordbatch.CodecNone))
+	var out, errOut, prog bytes.Buffer
+	opts := DefaultOptions()
+	opts.Progress = &prog
+	if err := Dump(&out, &errOut, []string{p}, opts); err != nil {
 		t.Fatal(err)
 	}
-	defer file.Close()
-	if newDumpProgress(&buf, file) != nil || newDumpProgress(&buf, &buf) != nil {
-		t.Error("progress on a file or buffer")
+	got := prog.String()
+	draw := regexp.MustCompile(`^\r00000000000000000000\.log: \d+% \(\d+ of \d+\)\x1b\[K`)
+	if !draw.MatchString(got) || !strings.HasSuffix(got, "\r\x1b[K") {
+		t.Errorf("progress wrote %q", got)
+	}
+	if errOut.Len() != 0 || !strings.HasPrefix(out.String(), "Dumping "+p+"\n") {
+		t.Errorf("stdout %q, stderr %q", out.String(), errOut.String())
 	}
 }
 
@@ -1345,8 +1336,9 @@ func FuzzDumpIndexes(f *testing.F) {
 	}
 	f.Add([]byte{}, []byte{0, 0, 0, 1, 0, 0, 0, 0}, []byte{}, []byte{}, false)
 	f.Fuzz(func(t *testing.T, log, index, timeIndex, txn []byte, json bool) {
-		opts := &dumpOptions{maxBytes: defaultMaxBytes, maxMessageSize: defaultMaxMessageSize, json: json, stdout: io.Discard, stderr: io.Discard}
-		d := newDumper(opts)
+		opts := DefaultOptions()
+		opts.JSON = json
+		d := newDumper(&opts, io.Discard, io.Discard)
 		d.userDir = "/wd"
 		file := func(suffix string) javaFile { return newJavaFile("00000000000000000000" + suffix) }
 		sl := &dumpSegmentLog{file: file(".log"), f: bytes.NewReader(log), size: int64(len(log))}
@@ -1354,7 +1346,7 @@ func FuzzDumpIndexes(f *testing.F) {
 		ti := newDumpIndexFile(file(".timeindex"), bytes.NewReader(timeIndex), int64(len(timeIndex)), 0, timeIndexEntrySize)
 		tx := newDumpIndexFile(file(".txnindex"), bytes.NewReader(txn), int64(len(txn)), 0, txnIndexEntrySize)
 		for _, sanity := range []bool{false, true} {
-			opts.indexSanityCheck = sanity
+			opts.IndexSanityCheck = sanity
 			checkDumpError(t, d.offsetIndex(idx, sl))
 			checkDumpError(t, d.timeIndex(ti, idx, sl))
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/logstore/logstore"
+	"github.com/logstore/logstore/internal/cliout"
 	"github.com/logstore/logstore/recordbatch"
 	"github.com/logstore/logstore/segment"
 )
@@ -131,7 +132,7 @@ store that cannot be opened, an I/O error, or a batch the store refused
 				return err
 			}
 			opts.stdout, opts.stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()
-			if isTerminal(opts.stderr) {
+			if cliout.IsTerminal(opts.stderr) {
 				opts.progress = time.Second
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
@@ -528,7 +529,7 @@ outside the log, or a batch that cannot be read.`,
 			opts.fromSet = cmd.Flags().Changed("from")
 			opts.stdout, opts.stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()
 			opts.where = cmd.CommandPath()
-			if isTerminal(opts.stderr) {
+			if cliout.IsTerminal(opts.stderr) {
 				opts.progress = time.Second
 			}
 			return runPerfConsume(opts)
@@ -771,15 +772,4 @@ func startProgress(w io.Writer, every time.Duration, win *perfWindow, line func(
 		close(done)
 		wg.Wait()
 	}
-}
-
-// isTerminal reports whether w is a character device, as a terminal is
-// (so is /dev/null, where progress lines do no harm).
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
