@@ -27,8 +27,9 @@ const (
 var ErrNotSupported = errors.New("not supported yet")
 
 // Options are kafka-dump-log.sh's options, as DumpLogSegmentsOptions
-// derives them from its flags (Flags does that for a command line). The
-// zero Options is not Kafka's defaults: start from DefaultOptions.
+// derives them from its flags (AddFlags and Flags.Options do that for a
+// command line). The zero Options is not Kafka's defaults: start from
+// DefaultOptions.
 type Options struct {
 	PrintDataLog       bool // print keys and values; implies DeepIteration
 	DeepIteration      bool // a line per record, not only per batch
@@ -45,8 +46,9 @@ type Options struct {
 	// JSON prints JSON Lines instead of Kafka's text (see the package doc).
 	JSON bool
 
-	// Progress, when not nil, receives a progress line redrawn in place
-	// (see internal/cliout): give it a terminal's stderr, or nil.
+	// Progress, when not nil, receives a line that shows how far the dump
+	// has come, redrawn in place and cleared before anything else is
+	// written to stderr: give it stderr when that is a terminal, or nil.
 	Progress io.Writer
 }
 
