@@ -519,6 +519,10 @@ func (s *lineSource) next() (item, error) {
 // the file cannot be framed any further.
 const minLogEntryLength = 14
 
+// headerSizeUpToMagic is Kafka's HEADER_SIZE_UP_TO_MAGIC: base offset,
+// length and partition leader epoch, then the magic byte.
+const headerSizeUpToMagic = 17
+
 // logSource yields the batches of a segment file, framed as Kafka frames
 // them (base offset, then length), one buffer for all.
 type logSource struct {

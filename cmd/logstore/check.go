@@ -4,13 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/logstore/logstore"
+	"github.com/logstore/logstore/internal/cliout"
 )
 
 // errProblemsFound marks a check that found problems in the store: exit
@@ -82,7 +81,7 @@ store directory, an I/O error, a locked snapshot file).`,
 		Args: inspectNoArgs("name the store with --dir"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.stdout = cmd.OutOrStdout()
-			if errOut := cmd.ErrOrStderr(); checkIsTerminal(errOut) {
+			if errOut := cmd.ErrOrStderr(); cliout.IsTerminal(errOut) {
 				opts.progress = errOut
 			}
 			return runCheck(opts)
@@ -93,36 +92,31 @@ store directory, an I/O error, a locked snapshot file).`,
 	return cmd
 }
 
-// checkIsTerminal reports whether w is a character device, such as a
-// terminal.
-func checkIsTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
-}
-
 func runCheck(o *checkOptions) error {
 	if err := existingStoreDir(o.dir); err != nil {
 		return err
 	}
-	pl := &checkProgressLine{w: o.progress}
+	pl := cliout.NewProgress(o.progress)
 	var writeErr error
 	c := logstore.Checker{
 		Report: func(p logstore.Problem) {
-			pl.clear()
+			pl.Clear()
 			if _, err := io.WriteString(o.stdout, p.String()+"\n"); err != nil && writeErr == nil {
 				writeErr = fmt.Errorf("writing the report: %w", err)
 			}
 		},
 	}
-	if o.progress != nil {
-		c.Progress = pl.update
+	if pl != nil {
+		c.Progress = func(p logstore.CheckProgress) {
+			pct := int64(100)
+			if p.Total > 0 {
+				pct = min(p.Done*100/p.Total, 100)
+			}
+			pl.Printf("checking %s: %s of %s (%d%%)", p.Partition, checkMiB(p.Done), checkMiB(p.Total), pct)
+		}
 	}
 	stats, err := c.Check(o.dir)
-	pl.clear()
+	pl.Clear()
 	if err != nil {
 		return err
 	}
@@ -170,37 +164,6 @@ func countNoun[N int | int64](n N, noun string) string {
 		noun += "s"
 	}
 	return fmt.Sprintf("%d %s", n, noun)
-}
-
-// checkProgressLine shows check's progress on one terminal line, at most a
-// few times a second, and clears it before any other output.
-type checkProgressLine struct {
-	w     io.Writer // nil: no progress shown
-	last  time.Time
-	width int // of the line shown, 0 when none is
-}
-
-func (pl *checkProgressLine) update(p logstore.CheckProgress) {
-	if pl.w == nil || time.Since(pl.last) < 200*time.Millisecond {
-		return
-	}
-	pl.last = time.Now()
-	pct := 100
-	if p.Total > 0 {
-		pct = int(min(p.Done*100/p.Total, 100))
-	}
-	line := fmt.Sprintf("checking %s: %s of %s (%d%%)", p.Partition, checkMiB(p.Done), checkMiB(p.Total), pct)
-	fmt.Fprintf(pl.w, "\r%-*s", pl.width, line)
-	pl.width = max(pl.width, len(line))
-}
-
-func (pl *checkProgressLine) clear() {
-	if pl.w == nil || pl.width == 0 {
-		return
-	}
-	fmt.Fprintf(pl.w, "\r%s\r", strings.Repeat(" ", pl.width))
-	pl.width = 0
-	pl.last = time.Time{}
 }
 
 func checkMiB(n int64) string {

@@ -2,23 +2,20 @@ package main
 
 import (
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"os"
 	"os/signal"
-	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/logstore/logstore"
+	"github.com/logstore/logstore/internal/cliout"
+	"github.com/logstore/logstore/internal/perf"
 	"github.com/logstore/logstore/recordbatch"
 	"github.com/logstore/logstore/segment"
 )
@@ -29,10 +26,6 @@ const (
 	defaultPerfReadBytes = 1 << 20 // a fetch's worth, like read's chunks
 	maxPerfReadBytes     = 1 << 30
 	maxPerfProducers     = 1024
-	// maxPerfBatches bounds a run because produce keeps the latency of
-	// every batch (8 bytes each) for exact percentiles.
-	maxPerfBatches = 50_000_000
-	perfMB         = 1 << 20 // MB as Kafka's perf tools count it
 )
 
 func newPerfCommand() *cobra.Command {
@@ -131,7 +124,7 @@ store that cannot be opened, an I/O error, or a batch the store refused
 				return err
 			}
 			opts.stdout, opts.stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()
-			if isTerminal(opts.stderr) {
+			if cliout.IsTerminal(opts.stderr) {
 				opts.progress = time.Second
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
@@ -157,7 +150,7 @@ store that cannot be opened, an I/O error, or a batch the store refused
 // complete checks the flags, before anything is allocated or created,
 // and derives the batch shape and the store options.
 func (o *perfProduceOptions) complete() error {
-	maxSize := perfMaxRecordSize()
+	maxSize := perf.MaxRecordSize()
 	switch {
 	case o.records <= 0:
 		return fmt.Errorf("--records %d: must be above zero", o.records)
@@ -179,11 +172,11 @@ func (o *perfProduceOptions) complete() error {
 	if o.storeOpts, err = perfStoreOptions(o.sync); err != nil {
 		return err
 	}
-	o.perBatch = perfRecordsPerBatch(o.recordSize, o.batchSize)
+	o.perBatch = perf.RecordsPerBatch(o.recordSize, o.batchSize)
 	o.batches = (o.records-1)/o.perBatch + 1
-	if o.batches > maxPerfBatches {
+	if o.batches > perf.MaxBatches {
 		return fmt.Errorf("--records %d: that is %d batches of %d records, and a run may have at most %d (produce keeps every batch's latency for exact percentiles); lower --records or raise --batch-size",
-			o.records, o.batches, o.perBatch, maxPerfBatches)
+			o.records, o.batches, o.perBatch, perf.MaxBatches)
 	}
 	return nil
 }
@@ -203,84 +196,10 @@ func perfStoreOptions(sync string) (logstore.Options, error) {
 	return a.storeOptions(false)
 }
 
-// perfRecordBytes is the size in a batch of one record as produce builds
-// it: null key, the value, no headers, timestamp delta 0 (a batch's
-// records share one timestamp), at offsetDelta.
-func perfRecordBytes(valueSize int, offsetDelta int64) int {
-	body := 1 + 1 + varintLen(offsetDelta) + 1 + varintLen(int64(valueSize)) + valueSize + 1
-	return varintLen(int64(body)) + body
-}
-
-// varintLen is the size of v as a zig-zag varint, the encoding of Kafka's
-// record fields and of binary.PutVarint.
-func varintLen(v int64) int {
-	var b [binary.MaxVarintLen64]byte
-	return binary.PutVarint(b[:], v)
-}
-
-// perfRecordsPerBatch is how many records of valueSize bytes fit in a
-// batch of batchSize bytes, uncompressed, and at least one.
-func perfRecordsPerBatch(valueSize, batchSize int) int64 {
-	size, n := recordbatch.HeaderSize+perfRecordBytes(valueSize, 0), int64(1)
-	for {
-		next := size + perfRecordBytes(valueSize, n)
-		if next > batchSize {
-			return n
-		}
-		size, n = next, n+1
-	}
-}
-
-// perfMaxRecordSize is the largest value a one-record batch can carry
-// within the store's batch limit.
-func perfMaxRecordSize() int {
-	s := segment.DefaultMaxBatchBytes - recordbatch.HeaderSize
-	for recordbatch.HeaderSize+perfRecordBytes(s, 0) > segment.DefaultMaxBatchBytes {
-		s--
-	}
-	return s
-}
-
-// perfProduceReport is what produce measured; its fields are the --json
-// object.
-type perfProduceReport struct {
-	Records         int64       `json:"records"`
-	Batches         int64       `json:"batches"`
-	Producers       int         `json:"producers"`
-	RecordsPerBatch int64       `json:"recordsPerBatch"`
-	RecordSize      int         `json:"recordSize"`
-	BatchSize       int         `json:"batchSize"`
-	Compression     string      `json:"compression"`
-	Sync            string      `json:"sync"`
-	Dir             string      `json:"dir"`
-	TemporaryDir    bool        `json:"temporaryDir"`
-	Topic           string      `json:"topic"`
-	Partition       int32       `json:"partition"`
-	ValueBytes      int64       `json:"valueBytes"`
-	BatchBytes      int64       `json:"batchBytes"`
-	ElapsedSeconds  float64     `json:"elapsedSeconds"`
-	CloseSeconds    float64     `json:"closeSeconds"`
-	RecordsPerSec   float64     `json:"recordsPerSec"`
-	ValueMBPerSec   float64     `json:"valueMBPerSec"`
-	BatchMBPerSec   float64     `json:"batchMBPerSec"`
-	LatencyMs       perfLatency `json:"latencyMs"`
-	latencies       perfSamples // every batch's, for LatencyMs
-	elapsed         time.Duration
-}
-
-// perfLatency is the acknowledgement latency of a batch in ms.
-type perfLatency struct {
-	Avg  float64 `json:"avg"`
-	P50  float64 `json:"p50"`
-	P99  float64 `json:"p99"`
-	P999 float64 `json:"p999"`
-	Max  float64 `json:"max"`
-}
-
 // runPerfProduce opens the store (creating a temporary one without
 // --dir), runs the producers and prints the report.
 func runPerfProduce(ctx context.Context, o *perfProduceOptions) (err error) {
-	rep := &perfProduceReport{
+	rep := &perf.ProduceReport{
 		Producers: o.producers, RecordsPerBatch: o.perBatch, RecordSize: o.recordSize, BatchSize: o.batchSize,
 		Compression: o.codec.String(), Sync: o.storeOpts.Sync.String(), Dir: o.dir, Topic: o.topic, Partition: o.partition,
 	}
@@ -303,175 +222,18 @@ func runPerfProduce(ctx context.Context, o *perfProduceOptions) (err error) {
 	if err != nil {
 		return errors.Join(err, store.Close())
 	}
-	runErr := produce(ctx, o, p, rep)
+	runErr := perf.Produce(ctx, p, perf.ProduceConfig{
+		Records: o.records, RecordSize: o.recordSize, PerBatch: o.perBatch, Producers: o.producers, Codec: o.codec,
+		Progress: o.stderr, ProgressEvery: o.progress,
+	}, rep)
 	closing := time.Now()
 	closeErr := store.Close()
 	rep.CloseSeconds = time.Since(closing).Seconds()
 	if err := errors.Join(runErr, closeErr); err != nil {
 		return err
 	}
-	rep.finish()
-	return writePerfReport(o.stdout, o.json, rep, rep.text)
-}
-
-// perfProducer is one producer's state and what it measured.
-type perfProducer struct {
-	id         int64
-	seq        int32
-	bld        recordbatch.Builder
-	buf        []byte
-	records    int64
-	batches    int64
-	batchBytes int64
-	latencies  perfSamples
-}
-
-// produce runs the producers on p and fills in rep's counts and
-// latencies. It stops at the first error, or when ctx is done.
-func produce(ctx context.Context, o *perfProduceOptions, p *logstore.Partition, rep *perfProduceReport) error {
-	firstID, err := perfFirstProducerID(p, o.producers)
-	if err != nil {
-		return err
-	}
-	value := make([]byte, o.recordSize)
-	rnd := rand.New(rand.NewPCG(1, 2))
-	for i := range value {
-		value[i] = 'A' + byte(rnd.IntN(26))
-	}
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		claimed atomic.Int64 // records handed out to producers
-		win     perfWindow
-		wg      sync.WaitGroup
-	)
-	stopProgress := startProgress(o.stderr, o.progress, &win, func(w perfWindowStats, d time.Duration) string {
-		return fmt.Sprintf("%d records sent, %.1f records/sec (%.2f MB/sec of values), %.2f ms avg latency, %.2f ms max latency (per batch)",
-			w.records, perSecond(float64(w.records), d), perSecond(float64(w.records)*float64(o.recordSize)/perfMB, d), w.avgMs(), ms(w.latMax))
-	})
-	producers := make([]perfProducer, o.producers)
-	errs := make([]error, o.producers)
-	start := time.Now()
-	for i := range producers {
-		pr := &producers[i]
-		pr.id = firstID + int64(i)
-		wg.Go(func() {
-			for runCtx.Err() == nil {
-				first := claimed.Add(o.perBatch) - o.perBatch
-				if first >= o.records {
-					return
-				}
-				n := min(o.perBatch, o.records-first)
-				if errs[i] = pr.send(p, o.codec, value, n, &win); errs[i] != nil {
-					cancel()
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	rep.elapsed = time.Since(start)
-	stopProgress()
-	for i := range producers {
-		pr := &producers[i]
-		rep.Records += pr.records
-		rep.Batches += pr.batches
-		rep.BatchBytes += pr.batchBytes
-		rep.latencies = append(rep.latencies, pr.latencies...)
-	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("%w (%d of %d records were acknowledged before)", err, rep.Records, o.records)
-	}
-	if ctx.Err() != nil {
-		return fmt.Errorf("interrupted after %d of %d records", rep.Records, o.records)
-	}
-	return nil
-}
-
-// send builds a batch of n records, appends it and records the latency.
-func (pr *perfProducer) send(p *logstore.Partition, codec recordbatch.Codec, value []byte, n int64, win *perfWindow) error {
-	pr.bld.Reset(0)
-	pr.bld.Compression = codec
-	pr.bld.ProducerID = pr.id
-	pr.bld.ProducerEpoch = 0
-	pr.bld.BaseSequence = pr.seq
-	ts := time.Now().UnixMilli()
-	for range n {
-		if err := pr.bld.Append(ts, nil, value, nil); err != nil {
-			return err
-		}
-	}
-	var err error
-	if pr.buf, err = pr.bld.AppendTo(pr.buf[:0]); err != nil {
-		return err
-	}
-	start := time.Now()
-	res, err := p.Append(pr.buf)
-	lat := time.Since(start)
-	switch {
-	case err != nil:
-		return fmt.Errorf("producer %d, batch of %d records at sequence %d: %w", pr.id, n, pr.seq, err)
-	case res.Duplicate:
-		return fmt.Errorf("producer %d, batch of %d records at sequence %d: the store answered DUPLICATE (offsets %d to %d) and wrote nothing",
-			pr.id, n, pr.seq, res.BaseOffset, res.LastOffset)
-	}
-	pr.seq = recordbatch.IncrementSequence(pr.seq, int32(n))
-	pr.records += n
-	pr.batches++
-	pr.batchBytes += int64(len(pr.buf))
-	pr.latencies = append(pr.latencies, lat)
-	win.add(n, int64(len(pr.buf)), lat)
-	return nil
-}
-
-// perfFirstProducerID is the first of n producer ids that the partition
-// does not remember, so that every producer may start at sequence 0.
-func perfFirstProducerID(p *logstore.Partition, n int) (int64, error) {
-	known := p.ProducerSnapshot().Producers // sorted by id
-	if len(known) == 0 {
-		return 0, nil
-	}
-	last := known[len(known)-1].ProducerID
-	if last > 1<<63-1-int64(n) {
-		return 0, fmt.Errorf("partition %s remembers producer id %d: no %d ids above it are free", p.ID(), last, n)
-	}
-	return last + 1, nil
-}
-
-// finish derives the rates and latency figures from the counts.
-func (r *perfProduceReport) finish() {
-	r.ValueBytes = r.Records * int64(r.RecordSize)
-	r.ElapsedSeconds = r.elapsed.Seconds()
-	r.RecordsPerSec = perSecond(float64(r.Records), r.elapsed)
-	r.ValueMBPerSec = perSecond(float64(r.ValueBytes)/perfMB, r.elapsed)
-	r.BatchMBPerSec = perSecond(float64(r.BatchBytes)/perfMB, r.elapsed)
-	l := r.latencies
-	slices.Sort(l)
-	r.LatencyMs = perfLatency{
-		Avg:  l.avgMs(),
-		P50:  ms(l.percentile(500)),
-		P99:  ms(l.percentile(990)),
-		P999: ms(l.percentile(999)),
-		Max:  ms(l.percentile(1000)),
-	}
-}
-
-func (r *perfProduceReport) text() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "records      %d sent by %d producers in %d batches of up to %d records (%d-byte values, compression %s, sync %s)\n",
-		r.Records, r.Producers, r.Batches, r.RecordsPerBatch, r.RecordSize, r.Compression, r.Sync)
-	store := r.Dir
-	if r.TemporaryDir {
-		store += " (temporary, removed)"
-	}
-	fmt.Fprintf(&b, "store        %s, partition %s-%d\n", store, r.Topic, r.Partition)
-	fmt.Fprintf(&b, "elapsed      %.3f s, first append to last acknowledgement (closing the store took %.3f s more)\n", r.ElapsedSeconds, r.CloseSeconds)
-	fmt.Fprintf(&b, "throughput   %.1f records/s, %.2f MB/s of record values, %.2f MB/s of batch bytes (MB = 2^20 bytes)\n",
-		r.RecordsPerSec, r.ValueMBPerSec, r.BatchMBPerSec)
-	l := r.LatencyMs
-	fmt.Fprintf(&b, "ack latency  avg %.3f ms, p50 %.3f ms, p99 %.3f ms, p99.9 %.3f ms, max %.3f ms (per batch, call to Append to its return)\n",
-		l.Avg, l.P50, l.P99, l.P999, l.Max)
-	return b.String()
+	rep.Finish()
+	return writePerfReport(o.stdout, o.json, rep, rep.Text)
 }
 
 // --- consume ---
@@ -528,7 +290,7 @@ outside the log, or a batch that cannot be read.`,
 			opts.fromSet = cmd.Flags().Changed("from")
 			opts.stdout, opts.stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()
 			opts.where = cmd.CommandPath()
-			if isTerminal(opts.stderr) {
+			if cliout.IsTerminal(opts.stderr) {
 				opts.progress = time.Second
 			}
 			return runPerfConsume(opts)
@@ -542,22 +304,6 @@ outside the log, or a batch that cannot be read.`,
 	f.BoolVar(&opts.shallow, "shallow", false, "parse batch headers only: no CRC check, no decompression, no record decoding")
 	f.BoolVar(&opts.json, "json", false, "print the report as one JSON object")
 	return cmd
-}
-
-// perfConsumeReport is what consume measured; its fields are the --json
-// object.
-type perfConsumeReport struct {
-	Topic          string  `json:"topic"`
-	Partition      int32   `json:"partition"`
-	From           int64   `json:"from"`
-	End            int64   `json:"end"`
-	Shallow        bool    `json:"shallow"`
-	Bytes          int64   `json:"bytes"`
-	Batches        int64   `json:"batches"`
-	Records        int64   `json:"records"`
-	ElapsedSeconds float64 `json:"elapsedSeconds"`
-	MBPerSec       float64 `json:"MBPerSec"`
-	RecordsPerSec  float64 `json:"recordsPerSec"`
 }
 
 func runPerfConsume(o *perfConsumeOptions) (err error) {
@@ -576,81 +322,12 @@ func runPerfConsume(o *perfConsumeOptions) (err error) {
 		return err
 	}
 	end := p.EndOffset()
-	rep := &perfConsumeReport{Topic: o.topic, Partition: o.partition, From: off, End: end, Shallow: o.shallow}
-	var win perfWindow
-	stopProgress := startProgress(o.stderr, o.progress, &win, func(w perfWindowStats, d time.Duration) string {
-		return fmt.Sprintf("%d records read, %.1f records/sec (%.2f MB/sec)",
-			w.records, perSecond(float64(w.records), d), perSecond(float64(w.bytes)/perfMB, d))
-	})
-	began := time.Now()
-	err = consume(p, off, end, o, rep, &win)
-	elapsed := time.Since(began)
-	stopProgress()
-	if err != nil {
+	rep := &perf.ConsumeReport{Topic: o.topic, Partition: o.partition, From: off, End: end, Shallow: o.shallow}
+	cfg := perf.ConsumeConfig{MaxBytes: o.maxBytes, Shallow: o.shallow, Progress: o.stderr, ProgressEvery: o.progress}
+	if err := perf.Consume(p, off, end, cfg, rep); err != nil {
 		return err
 	}
-	rep.ElapsedSeconds = elapsed.Seconds()
-	rep.MBPerSec = perSecond(float64(rep.Bytes)/perfMB, elapsed)
-	rep.RecordsPerSec = perSecond(float64(rep.Records), elapsed)
-	return writePerfReport(o.stdout, o.json, rep, rep.text)
-}
-
-// consume reads p from off to end and counts into rep.
-func consume(p *logstore.Partition, off, end int64, o *perfConsumeOptions, rep *perfConsumeReport, win *perfWindow) error {
-	var rr recordbatch.RecordReader
-	for off < end {
-		data, err := p.Read(off, o.maxBytes)
-		if err != nil {
-			return err
-		}
-		if len(data) == 0 {
-			return fmt.Errorf("partition %s: reading at offset %d, below the log end %d, returned nothing", p.ID(), off, end)
-		}
-		rep.Bytes += int64(len(data))
-		for len(data) > 0 {
-			b, err := recordbatch.Parse(data, 0)
-			if err == nil && !o.shallow {
-				err = b.Validate()
-			}
-			if err != nil {
-				return fmt.Errorf("partition %s: the batch holding offset %d: %w", p.ID(), off, err)
-			}
-			data = data[b.Size():]
-			off = b.LastOffset() + 1
-			rep.Batches++
-			n := int64(0)
-			switch {
-			case b.Attributes().Control():
-			case o.shallow:
-				n = int64(b.NumRecords())
-			default:
-				if err := rr.Reset(b, 0); err != nil {
-					return fmt.Errorf("partition %s: the batch at offsets %d to %d: %w", p.ID(), b.BaseOffset(), b.LastOffset(), err)
-				}
-				for rr.Next() {
-					n++
-				}
-				if err := rr.Err(); err != nil {
-					return fmt.Errorf("partition %s: the batch at offsets %d to %d: %w", p.ID(), b.BaseOffset(), b.LastOffset(), err)
-				}
-			}
-			rep.Records += n
-			win.add(n, int64(b.Size()), 0)
-		}
-	}
-	return nil
-}
-
-func (r *perfConsumeReport) text() string {
-	mode := "every record decoded"
-	if r.Shallow {
-		mode = "batch headers only"
-	}
-	return fmt.Sprintf("read         %d bytes, %d batches, %d records of partition %s-%d, offsets %d to %d (%s)\n"+
-		"elapsed      %.3f s\n"+
-		"throughput   %.2f MB/s, %.1f records/s (MB = 2^20 bytes)\n",
-		r.Bytes, r.Batches, r.Records, r.Topic, r.Partition, r.From, r.End-1, mode,
-		r.ElapsedSeconds, r.MBPerSec, r.RecordsPerSec)
+	return writePerfReport(o.stdout, o.json, rep, rep.Text)
 }
 
 // --- shared ---
@@ -671,115 +348,4 @@ func writePerfReport(w io.Writer, asJSON bool, rep any, text func() string) erro
 		return fmt.Errorf("writing the report: %w", err)
 	}
 	return nil
-}
-
-// perfSamples are latencies; percentile wants them sorted.
-type perfSamples []time.Duration
-
-// percentile returns the perMille/10 percentile of sorted samples by
-// nearest rank: the smallest sample that at least that share of samples
-// do not exceed (1000 is the max). It is 0 for no samples.
-func (s perfSamples) percentile(perMille int64) time.Duration {
-	if len(s) == 0 {
-		return 0
-	}
-	rank := (perMille*int64(len(s)) + 999) / 1000 // ceil, from 1
-	return s[min(max(rank, 1), int64(len(s)))-1]
-}
-
-func (s perfSamples) avgMs() float64 {
-	if len(s) == 0 {
-		return 0
-	}
-	var sum time.Duration
-	for _, d := range s {
-		sum += d
-	}
-	return ms(sum) / float64(len(s))
-}
-
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
-// perSecond is n per d, 0 when d is not above zero.
-func perSecond(n float64, d time.Duration) float64 {
-	if d <= 0 {
-		return 0
-	}
-	return n / d.Seconds()
-}
-
-// perfWindow sums what happened since the last progress line.
-type perfWindow struct {
-	mu sync.Mutex
-	w  perfWindowStats
-}
-
-type perfWindowStats struct {
-	records, bytes, batches int64
-	latSum, latMax          time.Duration
-}
-
-func (w perfWindowStats) avgMs() float64 {
-	if w.batches == 0 {
-		return 0
-	}
-	return ms(w.latSum) / float64(w.batches)
-}
-
-func (pw *perfWindow) add(records, bytes int64, lat time.Duration) {
-	pw.mu.Lock()
-	defer pw.mu.Unlock()
-	pw.w.records += records
-	pw.w.bytes += bytes
-	pw.w.batches++
-	pw.w.latSum += lat
-	pw.w.latMax = max(pw.w.latMax, lat)
-}
-
-// take returns the sums and starts a new window.
-func (pw *perfWindow) take() perfWindowStats {
-	pw.mu.Lock()
-	defer pw.mu.Unlock()
-	w := pw.w
-	pw.w = perfWindowStats{}
-	return w
-}
-
-// startProgress prints line(window, its duration) on w every `every`
-// until the returned stop is called; with every 0 it prints nothing.
-func startProgress(w io.Writer, every time.Duration, win *perfWindow, line func(perfWindowStats, time.Duration) string) (stop func()) {
-	if every <= 0 {
-		return func() {}
-	}
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		t := time.NewTicker(every)
-		defer t.Stop()
-		last := time.Now()
-		for {
-			select {
-			case <-done:
-				return
-			case now := <-t.C:
-				fmt.Fprintln(w, line(win.take(), now.Sub(last)))
-				last = now
-			}
-		}
-	})
-	return func() {
-		close(done)
-		wg.Wait()
-	}
-}
-
-// isTerminal reports whether w is a character device, as a terminal is
-// (so is /dev/null, where progress lines do no harm).
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }

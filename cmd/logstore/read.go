@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/logstore/logstore"
+	"github.com/logstore/logstore/internal/cliout"
 	"github.com/logstore/logstore/recordbatch"
 )
 
@@ -380,34 +381,10 @@ func readAppendJSONBytes(dst []byte, name string, b []byte) []byte {
 		return fmt.Appendf(dst, "%q:null", name)
 	case utf8.Valid(b):
 		dst = fmt.Appendf(dst, "%q:", name)
-		return readAppendJSONString(dst, b)
+		return cliout.AppendJSONString(dst, b)
 	default:
 		dst = fmt.Appendf(dst, `%q:"`, name+"Base64")
 		dst = base64.StdEncoding.AppendEncode(dst, b)
 		return append(dst, '"')
 	}
-}
-
-// readAppendJSONString appends s, valid UTF-8, as a JSON string: quotes,
-// backslashes and control characters escaped, everything else as is.
-func readAppendJSONString(dst, s []byte) []byte {
-	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	for _, c := range s {
-		switch {
-		case c == '"' || c == '\\':
-			dst = append(dst, '\\', c)
-		case c == '\n':
-			dst = append(dst, '\\', 'n')
-		case c == '\r':
-			dst = append(dst, '\\', 'r')
-		case c == '\t':
-			dst = append(dst, '\\', 't')
-		case c < 0x20:
-			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-		default:
-			dst = append(dst, c)
-		}
-	}
-	return append(dst, '"')
 }

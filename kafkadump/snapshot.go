@@ -1,15 +1,17 @@
-package main
+package kafkadump
 
 // Producer snapshots: Kafka's <offset>.snapshot files, dumped as
 // DumpLogSegments.dumpProducerIdSnapshot does, and logstore's own
-// producer-snapshots.db, dumped in a format of ours (see the help text).
+// producer-snapshots.db, dumped in a format of ours (see the package doc).
 
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/logstore/logstore/producerstate"
 	"github.com/logstore/logstore/snapshot"
@@ -28,7 +30,7 @@ func (d *dumper) dumpProducerSnapshot(f javaFile) error {
 	entries, err := snapshot.ReadKafka(data)
 	var ke *snapshot.KafkaSnapshotError
 	if errors.As(err, &ke) {
-		if d.opts.json {
+		if d.opts.JSON {
 			d.line = djBegin(d.line[:0], "snapshotError", f.path)
 			d.line = djString(d.line, "error", ke.Msg)
 			d.line = djInt(d.line, "position", int64(ke.Pos))
@@ -41,7 +43,7 @@ func (d *dumper) dumpProducerSnapshot(f javaFile) error {
 		return fmt.Errorf("%s: %w", f, err)
 	}
 	for _, k := range entries {
-		if d.opts.json {
+		if d.opts.JSON {
 			d.line = appendSnapshotEntryJSON(d.line[:0], f.path, k)
 		} else {
 			d.line = appendSnapshotEntryLine(d.line[:0], k)
@@ -125,16 +127,28 @@ func dumpProducerJSON(dst []byte, e producerstate.Entry) []byte {
 
 // dumpSnapshotDB prints every snapshot of a producer-snapshots.db, opened
 // read-only, oldest first. A snapshot that does not decode is reported
-// (on stderr, or as a snapshotError line) and the next one is dumped.
+// (on stderr, or as a snapshotError line) and the next one is dumped. A
+// db that cannot be opened or read (empty, not a bbolt file, damaged,
+// held by a running store) is reported the same way, and the dump goes on
+// with the next file; Dump's error names it at the end. A db that does
+// not exist fails the dump, as a missing file of any kind does.
 func (d *dumper) dumpSnapshotDB(f javaFile) error {
+	if info, err := os.Stat(f.path); err == nil && info.Mode().IsRegular() && info.Size() == 0 {
+		// bbolt would try to write its first pages into the read-only
+		// file and fail with "bad file descriptor".
+		return d.unreadableDB(f, errors.New("the file is empty (0 bytes), not a snapshot db"))
+	}
 	st, _, err := snapshot.Open(filepath.Dir(f.path), snapshot.Options{ReadOnly: true})
-	if err != nil {
+	if errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("%s: %w", f, err)
+	}
+	if err != nil {
+		return d.unreadableDB(f, err)
 	}
 	defer st.Close()
 	offsets, err := st.List()
 	if err != nil {
-		return fmt.Errorf("%s: %w", f, err)
+		return d.unreadableDB(f, err)
 	}
 	for i, off := range offsets {
 		snap, err := st.Load(off)
@@ -146,19 +160,48 @@ func (d *dumper) dumpSnapshotDB(f javaFile) error {
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("%s: %w", f, err)
+			return d.unreadableDB(f, err)
 		}
 		d.dumpSnapshotValue(f, snap)
 		if d.werr != nil {
 			return nil
 		}
-		d.prog.update(f, int64(i+1), int64(len(offsets)))
+		d.progress(f, int64(i+1), int64(len(offsets)))
 	}
 	return nil
 }
 
+// unreadableDB reports a producer-snapshots.db that cannot be dumped (on
+// stderr, or as a snapshotError line with the error alone) and notes it
+// for Dump's error.
+func (d *dumper) unreadableDB(f javaFile, err error) error {
+	d.unreadableDBs = append(d.unreadableDBs, f)
+	if !d.opts.JSON {
+		return d.errorLine(fmt.Sprintf("%s: %v", f, err))
+	}
+	d.line = djBegin(d.line[:0], "snapshotError", f.path)
+	d.write(djEnd(djString(d.line, "error", err.Error())))
+	return nil
+}
+
+// ErrUnreadableDB is what Dump's error wraps when a producer-snapshots.db
+// could not be dumped and the dump went on with the other files.
+var ErrUnreadableDB = errors.New("producer-snapshots.db could not be dumped")
+
+// unreadable is Dump's error for the dbs that could not be dumped.
+func (d *dumper) unreadable() error {
+	if len(d.unreadableDBs) == 0 {
+		return nil
+	}
+	names := make([]string, len(d.unreadableDBs))
+	for i, f := range d.unreadableDBs {
+		names[i] = f.path
+	}
+	return fmt.Errorf("%w: %s (reported where it was met; the other files were dumped)", ErrUnreadableDB, strings.Join(names, ", "))
+}
+
 func (d *dumper) snapshotDBError(f javaFile, off int64, de *snapshot.DecodeError) error {
-	if !d.opts.json {
+	if !d.opts.JSON {
 		return d.errorLine(fmt.Sprintf("%s: %v", f, de))
 	}
 	d.line = djBegin(d.line[:0], "snapshotError", f.path)
@@ -171,7 +214,7 @@ func (d *dumper) snapshotDBError(f javaFile, off int64, de *snapshot.DecodeError
 // dumpSnapshotValue prints one stored snapshot: its line, then a line per
 // producer with the whole window.
 func (d *dumper) dumpSnapshotValue(f javaFile, snap producerstate.Snapshot) {
-	if d.opts.json {
+	if d.opts.JSON {
 		d.line = djBegin(d.line[:0], "snapshot", f.path)
 		d.line = djInt(d.line, "offset", snap.Offset)
 		d.write(djEnd(djInt(d.line, "producers", int64(len(snap.Producers)))))
@@ -179,7 +222,7 @@ func (d *dumper) dumpSnapshotValue(f javaFile, snap producerstate.Snapshot) {
 		d.printf("snapshot offset: %d producers: %d\n", snap.Offset, len(snap.Producers))
 	}
 	for _, e := range snap.Producers {
-		if d.opts.json {
+		if d.opts.JSON {
 			d.line = djBegin(d.line[:0], "producer", f.path)
 			d.line = djInt(d.line, "snapshotOffset", snap.Offset)
 			d.line = dumpProducerJSON(d.line, e)

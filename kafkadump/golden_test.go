@@ -1,4 +1,4 @@
-package main
+package kafkadump
 
 import (
 	"bytes"
@@ -13,8 +13,8 @@ import (
 	"testing"
 )
 
-// updateGolden rewrites testdata/golden/*.txt from what the command prints:
-// go test ./cmd/logstore -run Golden -update
+// updateGolden rewrites testdata/golden/*.txt from what the dump prints:
+// go test ./kafkadump -run Golden -update
 var updateGolden = flag.Bool("update", false, "rewrite testdata/golden/*.txt with the current output")
 
 // goldenSection is one "=== name ===" section of golden-output.txt.
@@ -278,7 +278,7 @@ func TestDumpGolden(t *testing.T) {
 			}
 			want, err := os.ReadFile(path)
 			if err != nil {
-				t.Fatalf("%v (run go test ./cmd/logstore -run Golden -update)", err)
+				t.Fatalf("%v (run go test ./kafkadump -run Golden -update)", err)
 			}
 			if got != string(want) {
 				t.Errorf("output differs from %s\n%s", path, lineDiff(string(want), got))

@@ -1,4 +1,4 @@
-package main
+package kafkadump
 
 // The .index and .timeindex dumps: DumpLogSegments.dumpIndex and
 // dumpTimeIndex of Kafka 3.x, over OffsetIndex and TimeIndex opened
@@ -293,20 +293,20 @@ func (d *dumper) dumpOffsetIndex(f javaFile, base int64) error {
 func (d *dumper) offsetIndex(idx *dumpIndexFile, log *dumpSegmentLog) error {
 	f, base := idx.file, idx.base
 	if idx.entries == 0 {
-		if !d.opts.json {
+		if !d.opts.JSON {
 			d.printf("%s is empty.\n", f)
 		}
 		return nil
 	}
-	if d.opts.indexSanityCheck {
+	if d.opts.IndexSanityCheck {
 		if err := d.offsetIndexSanity(idx); err != nil {
 			return err
 		}
 		d.passedSanityCheck(f)
 		return nil
 	}
-	if d.opts.maxMessageSize < 0 {
-		return fmt.Errorf("%s: --max-message-size %d is negative", f, d.opts.maxMessageSize)
+	if d.opts.MaxMessageSize < 0 {
+		return fmt.Errorf("%s: --max-message-size %d is negative", f, d.opts.MaxMessageSize)
 	}
 	var absPath string
 	return idx.each(&d.ibuf, func(i int64, e []byte) (bool, error) {
@@ -319,7 +319,7 @@ func (d *dumper) offsetIndex(idx *dumpIndexFile, log *dumpSegmentLog) error {
 		if err := log.checkSlice(pos); err != nil {
 			return false, entryErr(fmt.Errorf("offset %d: %w", off, err))
 		}
-		end := min(int64(pos)+int64(d.opts.maxMessageSize), log.size)
+		end := min(int64(pos)+int64(d.opts.MaxMessageSize), log.size)
 		h, ok, err := log.batchAt(&d.hdr, int64(pos), end)
 		if err != nil {
 			return false, entryErr(fmt.Errorf("offset %d: %w", off, err))
@@ -327,8 +327,8 @@ func (d *dumper) offsetIndex(idx *dumpIndexFile, log *dumpSegmentLog) error {
 		if !ok {
 			return false, entryErr(fmt.Errorf("offset %d: %w", off, dumpNoBatchAt(log, int64(pos), end)))
 		}
-		if d.opts.json {
-			if !d.opts.verifyIndexOnly {
+		if d.opts.JSON {
+			if !d.opts.VerifyIndexOnly {
 				d.line = djBegin(d.line[:0], "indexEntry", f.path)
 				d.line = djInt(d.line, "offset", off)
 				d.write(djEnd(djInt(d.line, "position", int64(pos))))
@@ -345,11 +345,11 @@ func (d *dumper) offsetIndex(idx *dumpIndexFile, log *dumpSegmentLog) error {
 				}
 				d.indexMismatches.put(absPath, off, h.lastOffset)
 			}
-			if !d.opts.verifyIndexOnly {
+			if !d.opts.VerifyIndexOnly {
 				d.printf("offset: %d position: %d\n", off, pos)
 			}
 		}
-		d.prog.update(f, i+1, idx.entries)
+		d.progress(f, i+1, idx.entries)
 		return d.werr == nil, nil
 	})
 }
@@ -366,7 +366,7 @@ func dumpNoBatchAt(log *dumpSegmentLog, pos, end int64) error {
 }
 
 func (d *dumper) passedSanityCheck(f javaFile) {
-	if d.opts.json {
+	if d.opts.JSON {
 		d.line = djBegin(d.line[:0], "sanityCheck", f.path)
 		d.write(djEnd(djBool(d.line, "passed", true)))
 		return
@@ -447,7 +447,7 @@ func (d *dumper) dumpTimeIndex(f javaFile, base int64) error {
 // timeIndex is dumpTimeIndex once the files are open.
 func (d *dumper) timeIndex(idx, offIdx *dumpIndexFile, log *dumpSegmentLog) error {
 	f, base := idx.file, idx.base
-	if d.opts.indexSanityCheck {
+	if d.opts.IndexSanityCheck {
 		if err := d.timeIndexSanity(idx); err != nil {
 			return err
 		}
@@ -456,7 +456,7 @@ func (d *dumper) timeIndex(idx, offIdx *dumpIndexFile, log *dumpSegmentLog) erro
 	}
 	var absPath string
 	report := func(m *scalaReportMap, typ, k1, k2 string, a, b int64) {
-		if d.opts.json {
+		if d.opts.JSON {
 			d.line = djBegin(d.line[:0], typ, f.path)
 			d.line = djInt(d.line, k1, a)
 			d.write(djEnd(djInt(d.line, k2, b)))
@@ -520,13 +520,13 @@ func (d *dumper) timeIndex(idx, offIdx *dumpIndexFile, log *dumpSegmentLog) erro
 				})
 			}
 		}
-		if !d.opts.json {
+		if !d.opts.JSON {
 			for _, p := range pending {
 				p()
 			}
 		}
-		if !d.opts.verifyIndexOnly {
-			if d.opts.json {
+		if !d.opts.VerifyIndexOnly {
+			if d.opts.JSON {
 				d.line = djBegin(d.line[:0], "timeIndexEntry", f.path)
 				d.line = djInt(d.line, "timestamp", ts)
 				d.write(djEnd(djInt(d.line, "offset", off)))
@@ -534,13 +534,13 @@ func (d *dumper) timeIndex(idx, offIdx *dumpIndexFile, log *dumpSegmentLog) erro
 				d.printf("timestamp: %d offset: %d\n", ts, off)
 			}
 		}
-		if d.opts.json {
+		if d.opts.JSON {
 			for _, p := range pending {
 				p()
 			}
 		}
 		prevTS = ts
-		d.prog.update(f, i+1, idx.entries)
+		d.progress(f, i+1, idx.entries)
 		return d.werr == nil, nil
 	})
 }
@@ -549,7 +549,7 @@ func (d *dumper) timeIndex(idx, offIdx *dumpIndexFile, log *dumpSegmentLog) erro
 // its records (-1 when it has none), as Kafka iterates them.
 func (d *dumper) maxTimestampAt(log *dumpSegmentLog, h dumpBatchHead) (int64, error) {
 	if h.magic < recordbatch.Magic {
-		return 0, log.errorAt(h.pos, fmt.Errorf("a magic v%d message set (legacy format, before Kafka 0.11) is %w", h.magic, errNotSupported))
+		return 0, log.errorAt(h.pos, fmt.Errorf("a magic v%d message set (legacy format, before Kafka 0.11) is %w", h.magic, ErrNotSupported))
 	}
 	// The batch lies within the file (batchAt checked), so this
 	// allocation is bounded by the file's size, not by a length field.

@@ -1,4 +1,4 @@
-package main
+package kafkadump
 
 import (
 	"encoding/hex"

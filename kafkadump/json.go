@@ -1,7 +1,6 @@
-package main
+package kafkadump
 
-// --json output of `logstore dump`, and the --key-decoder and
-// --value-decoder choices. Lines are appended by hand, field by field, so
+// The JSON Lines output (Options.JSON), and the Decoder choices. Lines are appended by hand, field by field, so
 // the key order is fixed and a dump of a large segment allocates nothing
 // per record.
 
@@ -11,38 +10,39 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strconv"
-	"unicode/utf8"
 
+	"github.com/logstore/logstore/internal/cliout"
 	"github.com/logstore/logstore/recordbatch"
 )
 
-// dumpDecoder is how keys and values are printed.
-type dumpDecoder int
+// Decoder is how keys, values and header values are printed.
+type Decoder int
 
 const (
-	dumpDecodeString dumpDecoder = iota // new String(bytes, UTF_8), as Kafka's StringDecoder
-	dumpDecodeHex                       // lower-case hex
-	dumpDecodeBase64                    // standard base64, padded
+	DecodeString Decoder = iota // new String(bytes, UTF_8), as Kafka's StringDecoder
+	DecodeHex                   // lower-case hex
+	DecodeBase64                // standard base64, padded
 )
 
-func parseDumpDecoder(name string) (dumpDecoder, bool) {
+// ParseDecoder returns the Decoder named string, hex or base64.
+func ParseDecoder(name string) (Decoder, bool) {
 	switch name {
 	case "string":
-		return dumpDecodeString, true
+		return DecodeString, true
 	case "hex":
-		return dumpDecodeHex, true
+		return DecodeHex, true
 	case "base64":
-		return dumpDecodeBase64, true
+		return DecodeBase64, true
 	}
 	return 0, false
 }
 
 // appendText appends b decoded for Kafka's text output.
-func (c dumpDecoder) appendText(dst, b []byte) []byte {
+func (c Decoder) appendText(dst, b []byte) []byte {
 	switch c {
-	case dumpDecodeHex:
+	case DecodeHex:
 		return hex.AppendEncode(dst, b)
-	case dumpDecodeBase64:
+	case DecodeBase64:
 		return base64.StdEncoding.AppendEncode(dst, b)
 	default:
 		return appendJavaString(dst, b)
@@ -50,11 +50,11 @@ func (c dumpDecoder) appendText(dst, b []byte) []byte {
 }
 
 // appendJSON appends b decoded as a JSON string, or null for nil.
-func (c dumpDecoder) appendJSON(dst, b []byte) []byte {
+func (c Decoder) appendJSON(dst, b []byte) []byte {
 	switch {
 	case b == nil:
 		return append(dst, "null"...)
-	case c == dumpDecodeString:
+	case c == DecodeString:
 		return dumpJSONQuoteJava(dst, b)
 	}
 	dst = append(dst, '"')
@@ -107,56 +107,14 @@ func djOptional(dst []byte, key string, v int64, ok bool) []byte {
 // dumpJSONQuote appends s as a JSON string, each malformed UTF-8 byte
 // replaced by U+FFFD.
 func dumpJSONQuote(dst []byte, s string) []byte {
-	return quoteJSON(dst, s, func(string) int { return 1 })
+	return cliout.AppendJSONString(dst, s)
 }
 
 // dumpJSONQuoteJava appends b as a JSON string of what Java's
 // new String(b, UTF_8) holds: malformed sequences replaced as
 // appendJavaString replaces them.
 func dumpJSONQuoteJava(dst, b []byte) []byte {
-	return quoteJSON(dst, b, javaMalformedLen)
-}
-
-const dumpHexDigits = "0123456789abcdef"
-
-// quoteJSON appends s as a JSON string: ASCII escaped as JSON needs,
-// valid UTF-8 as is, and each malformed sequence, of the length
-// malformed gives, as one U+FFFD.
-func quoteJSON[T string | []byte](dst []byte, s T, malformed func(T) int) []byte {
-	dst = append(dst, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			dst = dumpJSONEscape(dst, c)
-			i++
-			continue
-		}
-		if r, n := utf8.DecodeRuneInString(string(s[i:min(i+utf8.UTFMax, len(s))])); r != utf8.RuneError || n > 1 {
-			dst = append(dst, s[i:i+n]...)
-			i += n
-			continue
-		}
-		dst = append(dst, "\uFFFD"...)
-		i += malformed(s[i:])
-	}
-	return append(dst, '"')
-}
-
-// dumpJSONEscape appends one ASCII byte, escaped as JSON requires.
-func dumpJSONEscape(dst []byte, c byte) []byte {
-	switch {
-	case c == '"' || c == '\\':
-		return append(dst, '\\', c)
-	case c == '\n':
-		return append(dst, '\\', 'n')
-	case c == '\r':
-		return append(dst, '\\', 'r')
-	case c == '\t':
-		return append(dst, '\\', 't')
-	case c < 0x20 || c == 0x7f:
-		return append(dst, '\\', 'u', '0', '0', dumpHexDigits[c>>4], dumpHexDigits[c&0xf])
-	}
-	return append(dst, c)
+	return cliout.AppendJSONStringFunc(dst, b, javaMalformedLen)
 }
 
 // dumpBatchJSON formats a batch line: the fields of Kafka's batch line
@@ -220,9 +178,9 @@ func (d *dumper) appendRecordJSON(dst []byte, file string, b recordbatch.Batch, 
 			dst = djInt(dst, "coordinatorEpoch", int64(m.CoordinatorEpoch))
 		}
 	}
-	if d.opts.printDataLog && !control {
-		dst = d.opts.keyDecoder.appendJSON(djKey(dst, "key"), rec.Key)
-		dst = d.opts.valueDecoder.appendJSON(djKey(dst, "value"), rec.Value)
+	if d.opts.PrintDataLog && !control {
+		dst = d.opts.KeyDecoder.appendJSON(djKey(dst, "key"), rec.Key)
+		dst = d.opts.ValueDecoder.appendJSON(djKey(dst, "value"), rec.Value)
 		dst = append(djKey(dst, "headers"), '[')
 		for i, h := range rec.Headers {
 			if i > 0 {
@@ -231,7 +189,7 @@ func (d *dumper) appendRecordJSON(dst []byte, file string, b recordbatch.Batch, 
 			dst = append(dst, `{"key":`...)
 			dst = dumpJSONQuoteJava(dst, h.Key)
 			dst = append(dst, `,"value":`...)
-			dst = d.opts.valueDecoder.appendJSON(dst, h.Value)
+			dst = d.opts.ValueDecoder.appendJSON(dst, h.Value)
 			dst = append(dst, '}')
 		}
 		dst = append(dst, ']')

@@ -1,4 +1,4 @@
-package main
+package kafkadump
 
 // The .log dump: DumpLogSegments.dumpLog and printBatchLevel of Kafka 3.x
 // (core/src/main/scala/kafka/tools/DumpLogSegments.scala), line for line,
@@ -55,7 +55,7 @@ type fileState struct {
 // wholly within the first --max-bytes bytes, and the size of what is left
 // when --max-bytes is at its default.
 func (d *dumper) dumpLog(f javaFile, start int64) error {
-	if !d.opts.json {
+	if !d.opts.JSON {
 		d.printf("Log starting offset: %d\n", start)
 	}
 	file, size, err := openDumpLog(f)
@@ -63,7 +63,7 @@ func (d *dumper) dumpLog(f javaFile, start int64) error {
 		return err
 	}
 	defer file.Close()
-	end := min(size, int64(d.opts.maxBytes))
+	end := min(size, int64(d.opts.MaxBytes))
 	d.seg.reset(file, end)
 	st := fileState{file: f, lastOffset: -1}
 	var valid int64
@@ -82,10 +82,10 @@ func (d *dumper) dumpLog(f javaFile, start int64) error {
 		if d.werr != nil {
 			return fmt.Errorf("writing the output: %w", d.werr)
 		}
-		d.prog.update(f, valid, end)
+		d.progress(f, valid, end)
 	}
-	if trailing := end - valid; trailing > 0 && d.opts.maxBytes == defaultMaxBytes {
-		if d.opts.json {
+	if trailing := end - valid; trailing > 0 && d.opts.MaxBytes == DefaultMaxBytes {
+		if d.opts.JSON {
 			d.line = djBegin(d.line[:0], "invalidBytes", f.path)
 			d.line = djInt(d.line, "position", valid)
 			d.write(djEnd(djInt(d.line, "size", trailing)))
@@ -162,7 +162,7 @@ func (s *segmentReader) next() (recordbatch.Batch, error) {
 	}
 	if magic := int8(hdr[16]); magic != recordbatch.Magic {
 		if magic < recordbatch.Magic {
-			return nil, fmt.Errorf("a magic v%d message set (legacy format, before Kafka 0.11) is %w", magic, errNotSupported)
+			return nil, fmt.Errorf("a magic v%d message set (legacy format, before Kafka 0.11) is %w", magic, ErrNotSupported)
 		}
 		return nil, fmt.Errorf("magic %d: %w", magic, recordbatch.ErrMagic)
 	}
@@ -205,7 +205,7 @@ func (d *dumper) dumpBatch(st *fileState, b recordbatch.Batch, pos int64) error 
 	}
 	// isvalid is Kafka's isValid: the CRC check alone.
 	valid := !errors.Is(b.Validate(), recordbatch.ErrCRC)
-	if d.opts.json {
+	if d.opts.JSON {
 		d.line = dumpBatchJSON(d.line[:0], st.file.path, b, pos, valid)
 	} else {
 		d.line = appendBatchLine(d.line[:0], b, pos, valid)
@@ -213,7 +213,7 @@ func (d *dumper) dumpBatch(st *fileState, b recordbatch.Batch, pos int64) error 
 	d.write(d.line)
 
 	count := b.NumRecords()
-	if !d.opts.deepIteration || count == 0 {
+	if !d.opts.DeepIteration || count == 0 {
 		return nil // Kafka's iterator of an empty batch reads nothing
 	}
 	batchErr := func(err error) error { return &dumpError{file: st.file, pos: pos, err: err} }
@@ -348,7 +348,7 @@ func appendBatchLine(dst []byte, b recordbatch.Batch, pos int64, valid bool) []b
 // record's JSON line instead, and the non-consecutive offset found at it.
 func (d *dumper) appendRecordLine(dst []byte, st *fileState, b recordbatch.Batch, rec *recordbatch.Record) ([]byte, error) {
 	prev, gap := d.checkConsecutive(st, rec.Offset)
-	if d.opts.json {
+	if d.opts.JSON {
 		dst, err := d.appendRecordJSON(dst, st.file.path, b, rec)
 		if err == nil && gap {
 			dst = djBegin(dst, "nonConsecutive", st.file.path)
@@ -359,7 +359,7 @@ func (d *dumper) appendRecordLine(dst []byte, st *fileState, b recordbatch.Batch
 	}
 	control := b.Attributes().Control()
 	prefix := "| "
-	if !d.opts.skipRecordMetadata {
+	if !d.opts.SkipRecordMetadata {
 		dst = append(dst, "| offset: "...)
 		dst = strconv.AppendInt(dst, rec.Offset, 10)
 		dst = append(dst, ' ')
@@ -388,15 +388,15 @@ func (d *dumper) appendRecordLine(dst []byte, st *fileState, b recordbatch.Batch
 			}
 		}
 	}
-	if d.opts.printDataLog && !control {
+	if d.opts.PrintDataLog && !control {
 		if rec.Key != nil {
 			dst = append(dst, prefix...)
 			dst = append(dst, "key: "...)
-			dst = d.opts.keyDecoder.appendText(dst, rec.Key)
+			dst = d.opts.KeyDecoder.appendText(dst, rec.Key)
 		}
 		if rec.Value != nil {
 			dst = append(dst, " payload: "...)
-			dst = d.opts.valueDecoder.appendText(dst, rec.Value)
+			dst = d.opts.ValueDecoder.appendText(dst, rec.Value)
 		}
 	}
 	return append(dst, '\n'), nil
@@ -411,7 +411,7 @@ func (d *dumper) checkConsecutive(st *fileState, offset int64) (int64, bool) {
 	if prev == -1 || offset == prev+1 {
 		return prev, false
 	}
-	if !d.opts.json {
+	if !d.opts.JSON {
 		if st.absPath == "" {
 			st.absPath = d.absPath(st.file)
 		}
@@ -448,7 +448,7 @@ func appendControl(dst []byte, rec *recordbatch.Record) ([]byte, error) {
 		return strconv.AppendInt(dst, int64(m.CoordinatorEpoch), 10), nil
 	case recordbatch.ControlSnapshotHeader, recordbatch.ControlSnapshotFooter,
 		recordbatch.ControlKRaftVersion, recordbatch.ControlKRaftVoters:
-		return dst, fmt.Errorf("type %s(%d), which Kafka prints as JSON, is %w (--skip-record-metadata leaves it out)", t, id, errNotSupported)
+		return dst, fmt.Errorf("type %s(%d), which Kafka prints as JSON, is %w (--skip-record-metadata leaves it out)", t, id, ErrNotSupported)
 	default:
 		dst = append(dst, " controlType: "...)
 		dst = append(dst, t.String()...)

@@ -1,11 +1,11 @@
-package main
+package kafkadump
 
 // Java and Scala behaviour that kafka-dump-log.sh's output depends on,
-// reproduced so that `logstore dump` prints the same bytes: how java.io.File
-// prints and resolves a path, how String.split drops trailing empty
-// strings, how new String(bytes, UTF_8) replaces malformed input, and the
-// iteration order of the Scala 2.13 mutable.HashMaps that hold the reports
-// printed after all files.
+// reproduced so that Dump prints the same bytes: how java.io.File prints
+// and resolves a path, how String.split drops trailing empty strings, how
+// new String(bytes, UTF_8) replaces malformed input, and the iteration
+// order of the Scala 2.13 mutable.HashMaps that hold the reports printed
+// after all files.
 
 import (
 	"encoding/binary"

@@ -1,4 +1,4 @@
-package main
+package kafkadump
 
 // The .txnindex dump: DumpLogSegments.dumpTxnIndex over
 // TransactionIndex.allAbortedTxns, read in chunks.
@@ -72,7 +72,7 @@ func (d *dumper) txnIndex(x *dumpIndexFile) error {
 	}
 	return x.each(&d.ibuf, func(i int64, e []byte) (bool, error) {
 		t := parseDumpAbortedTxn(e)
-		if d.opts.json {
+		if d.opts.JSON {
 			d.line = djBegin(d.line[:0], "abortedTxn", f.path)
 			d.line = djInt(d.line, "version", int64(t.version))
 			d.line = djInt(d.line, "producerId", t.producerID)
@@ -84,7 +84,7 @@ func (d *dumper) txnIndex(x *dumpIndexFile) error {
 				t.version, t.producerID, t.firstOffset, t.lastOffset, t.lastStableOffset)
 		}
 		d.write(d.line)
-		d.prog.update(f, i+1, x.entries)
+		d.progress(f, i+1, x.entries)
 		return d.werr == nil, nil
 	})
 }

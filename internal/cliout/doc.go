@@ -1,0 +1,11 @@
+// Package cliout holds what logstore's commands share to write their
+// output: whether a writer is a terminal, the one progress line that is
+// redrawn in place on stderr, and the JSON string quoting of the JSON
+// lines the commands build by hand.
+//
+// JSON strings escape '"', '\\' and the C0 controls (U+0000..U+001F),
+// with \n, \r and \t for those three and \u00XX for the others, and
+// nothing else: DEL (0x7f) and every non-ASCII character are written as
+// they are, as RFC 8259 allows and as Go's encoding/json and Kafka's own
+// JSON writer (Jackson) write them. Malformed UTF-8 becomes U+FFFD.
+package cliout
