@@ -160,6 +160,21 @@ func crashedCheckFixture(t *testing.T) string {
 	}
 	defer s.Close()
 	fillCheckFixture(t, s)
+	// A copy taken while a roll's flush runs could catch a checkpoint in
+	// the middle of its rename: wait for the background work first.
+	ids, err := s.Partitions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids {
+		p, err := s.Partition(id.Topic, id.Partition)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Flushed(); err != nil {
+			t.Fatal(err)
+		}
+	}
 	crashed := filepath.Join(t.TempDir(), "store")
 	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
