@@ -21,6 +21,10 @@
 // timestamp grew, and once more when the segment is sealed. Index files
 // hold exactly their entries: Kafka's preallocated, untrimmed or
 // zero-tailed files are read (the zero slots dropped) and rewritten.
+// Open reads no more of an index than its segment can justify (one entry
+// per batch, a batch at least 61 bytes): a zero-padded or sparse
+// multi-GiB index costs what its log allows, not what its length claims,
+// and an index with more real entries than that is rebuilt from the log.
 //
 // # Invariants
 //
