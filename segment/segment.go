@@ -236,7 +236,8 @@ func (s *segment) noteBatch(h recordbatch.Batch) {
 // ScanResult is what recover found in one segment.
 type scanResult struct {
 	validBytes int64
-	cutReason  error // why scanning stopped before the end of the file, nil at a clean end
+	cutReason  error  // why scanning stopped before the end of the file, nil at a clean end
+	cutFile    string // the file that keeps the bytes cut, "" when none were
 }
 
 // recover rebuilds the segment's indexes from its .log, following Kafka's
@@ -301,6 +302,13 @@ func (s *segment) recover(indexInterval int64, cutFrom int64) (scanResult, error
 		return res, res.cutReason
 	}
 	if pos < fileSize {
+		// The cut bytes are kept first (see keepCut): a crash between
+		// the two leaves them in the log, and the next open cuts again.
+		name, err := s.keepCut(pos, fileSize)
+		if err != nil {
+			return res, err
+		}
+		res.cutFile = name
 		if err := s.log.Truncate(pos); err != nil {
 			return res, err
 		}
