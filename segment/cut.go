@@ -11,18 +11,10 @@ import (
 	"strings"
 )
 
-// Bytes that recovery cuts off a segment are kept, never thrown away
-// unseen: before the log is truncated they are copied to a file beside
-// it, <segment>.log.cut-<byte position>, and a segment deleted whole (the
-// last one, when the cut was in the one before it) is renamed to
-// <segment>.log.cut-0 with its indexes removed. (etcd keeps a torn WAL
-// file's copy as .broken the same way.) When the name is taken by other
-// bytes, from an earlier cut at the same place, ".1", ".2", ... follow
-// it. Nothing reads, changes or removes these files afterwards: Open and
-// Kafka ignore them (Kafka's LogLoader acts only on the suffixes .log,
-// .index, .timeindex, .txnindex, .snapshot, .deleted, .cleaned and
-// .swap, and the last dot of "x.log.cut-7" starts ".cut-7"), check lists
-// them as notes, and the operator deletes them once looked at.
+// cutInfix follows "<segment>.log" in the name of a file that keeps
+// bytes recovery cut off that segment (see the package doc): nothing a
+// disk held is thrown away unseen, as etcd keeps a torn WAL file's copy
+// as .broken.
 const cutInfix = ".cut-"
 
 // cutFileName is the name of the nth file (from 0) keeping bytes cut at

@@ -78,3 +78,60 @@ func TestAppendHugeCompressedLineMemory(t *testing.T) {
 		t.Errorf("allocated %d bytes, want at most 11 times the line and 40 MiB for the compressor (%d)", alloc, limit)
 	}
 }
+
+// paddedStore makes a store of two batches, closed cleanly, whose
+// segment's index files are then made size bytes long (sparse: zero
+// slots after the entries, as a preallocating writer leaves them), and
+// returns the store directory.
+func paddedStore(t *testing.T, size int64) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, v := range []string{"a", "b"} {
+		if _, _, code := runCLIIn(t, "append", "--dir", dir, v); code != exitOK {
+			t.Fatalf("append exited %d", code)
+		}
+	}
+	for _, suf := range []string{".index", ".timeindex"} {
+		if err := os.Truncate(filepath.Join(dir, "events-0", "00000000000000000000"+suf), size); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func runCLIIn(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(args, &out, &errb)
+	return out.String(), errb.String(), code
+}
+
+// TestOpenSparseIndexMemory: a command that opens the store (read here;
+// append, producers and perf open it the same way) reads no more of a
+// 6 GiB sparse index than its segment justifies: it allocates a few
+// megabytes, where it needed 12 GB.
+func TestOpenSparseIndexMemory(t *testing.T) {
+	dir := paddedStore(t, 6<<30)
+	out, _, code, alloc := runAllocated(t, "read", "--dir", dir)
+	t.Logf("read with two 6 GiB sparse indexes: %d bytes allocated", alloc)
+	if code != exitOK || strings.Count(out, "\n") != 2 {
+		t.Errorf("exit %d, output %q", code, out)
+	}
+	if alloc > 100<<20 {
+		t.Errorf("allocated %d bytes, want under 100 MB", alloc)
+	}
+}
+
+// TestCheckPaddedIndexMemory: check streams an index, however long: a
+// 48 MiB zero-padded one costs no more than a small one.
+func TestCheckPaddedIndexMemory(t *testing.T) {
+	dir := paddedStore(t, 48<<20) // a multiple of both entry sizes
+	out, _, code, alloc := runAllocated(t, "check", "--dir", dir)
+	t.Logf("check with two 48 MiB padded indexes: %d bytes allocated", alloc)
+	if code != exitOK || !strings.Contains(out, "zero slots") {
+		t.Errorf("exit %d, output %q", code, out)
+	}
+	if alloc > 8<<20 {
+		t.Errorf("allocated %d bytes, want under 8 MiB", alloc)
+	}
+}
