@@ -298,11 +298,15 @@ func (e *crashEnv) open(img *crashfs.FS, db []byte) (*logstore.Store, *logstore.
 // checkImage opens a store on img (db as its snapshot db), runs the
 // oracle, and closes it cleanly.
 func (e *crashEnv) checkImage(img *crashfs.FS, db []byte, ex expect, o checkOptions) error {
+	before := img.Files()
 	s, p, err := e.open(img, db)
 	if err != nil {
 		return err
 	}
-	err = oracle(p, ex, o)
+	err = checkNothingThrownAway(before, img.Files(), p.StartOffset())
+	if err == nil {
+		err = oracle(p, ex, o)
+	}
 	if err == nil && o.diverge {
 		return e.diverge(s, p, img, ex.tl)
 	}

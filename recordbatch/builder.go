@@ -64,6 +64,11 @@ func (b *Builder) Reset(baseOffset int64) {
 // Len returns the number of records appended so far.
 func (b *Builder) Len() int { return int(b.count) }
 
+// Size returns the length of the batch built so far before compression:
+// the header and the records. AppendTo gives exactly this many bytes with
+// CodecNone. A caller with a size limit checks it after each Append.
+func (b *Builder) Size() int { return HeaderSize + len(b.records) }
+
 // Append adds a record at the next offset.
 func (b *Builder) Append(timestamp int64, key, value []byte, headers []RecordHeader) error {
 	off := b.BaseOffset

@@ -272,6 +272,11 @@ func appendRecord(dst []byte, tsDelta int64, offDelta int32, key, value []byte, 
 	for _, h := range headers {
 		size += sizeOfVarint(int32(len(h.Key))) + len(h.Key) + sizeOfBytesField(h.Value)
 	}
+	if need := len(dst) + sizeOfVarint(int32(size)) + size; need > cap(dst) {
+		// Double, as append does only for small slices: a builder of a
+		// large batch then leaves twice its records behind, not five times.
+		dst = append(make([]byte, 0, max(2*cap(dst), need)), dst...)
+	}
 	dst = appendVarint(dst, int32(size))
 	dst = append(dst, 0) // record attributes: unused, always 0
 	dst = appendVarlong(dst, tsDelta)

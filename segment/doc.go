@@ -12,6 +12,7 @@
 //	logstore.next-segment           while open: the next segment's .log, made ahead
 //	logstore.next-index             ... and its .index
 //	logstore.next-timeindex         ... and its .timeindex
+//	00000000000000004096.log.cut-817  bytes recovery cut off that segment at byte 817, kept
 //
 // The index rules are Kafka's (LogSegment): an offset-index entry maps a
 // batch's last offset to its start position and is added when more than
@@ -21,6 +22,10 @@
 // timestamp grew, and once more when the segment is sealed. Index files
 // hold exactly their entries: Kafka's preallocated, untrimmed or
 // zero-tailed files are read (the zero slots dropped) and rewritten.
+// Open reads no more of an index than its segment can justify (one entry
+// per batch, a batch at least 61 bytes): a zero-padded or sparse
+// multi-GiB index costs what its log allows, not what its length claims,
+// and an index with more real entries than that is rebuilt from the log.
 //
 // # Invariants
 //
@@ -58,9 +63,20 @@
 //     roll whose flush had not finished: torn, or ending below the last
 //     segment's base because whole batches never reached the disk). Open
 //     cuts there, and in the second case deletes the last segment, which
-//     held nothing acknowledged. Damage anywhere else is returned as a
-//     *CorruptionError and never cut. (Kafka would cut there and delete
-//     every later segment.)
+//     held nothing acknowledged. What a cut takes is kept, not thrown
+//     away: the bytes cut off a segment are copied to
+//     <segment>.log.cut-<byte position> and synced before the log is
+//     truncated (an open that a crash interrupts leaves them in the log,
+//     and the next open copies them again under the same name), and a
+//     deleted last segment's .log is renamed to <segment>.log.cut-0; a
+//     name taken by other bytes gets ".1", ".2", ... (RecoveryReport.
+//     CutFiles). Nothing reads or removes these files; check lists them.
+//     Kafka leaves them alone too: its LogLoader acts only on the
+//     suffixes after the last dot .log, .index, .timeindex, .txnindex,
+//     .snapshot, .deleted, .cleaned and .swap, and kafka-dump-log.sh
+//     prints "Ignoring unknown file" for one. Damage anywhere else is
+//     returned as a *CorruptionError and never cut. (Kafka would cut
+//     there and delete every later segment.)
 //   - A failed write or sync poisons the Log: every later call returns
 //     an error matching ErrPoisoned, since the page cache may have dropped
 //     the data. Close then leaves no clean mark, so the next Open recovers.

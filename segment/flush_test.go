@@ -1,7 +1,9 @@
 package segment_test
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -187,7 +189,21 @@ func TestCrashBeforeFlushCutsSealedSegment(t *testing.T) {
 			crashed := filepath.Join(t.TempDir(), "p-0")
 			testutil.CopyDir(t, dir, crashed)
 			first := filepath.Join(crashed, name(0, ".log"))
+			second := filepath.Join(crashed, name(1, ".log"))
+			firstData, err := os.ReadFile(first)
+			if err != nil {
+				t.Fatal(err)
+			}
+			secondData, err := os.ReadFile(second)
+			if errors.Is(err, os.ErrNotExist) {
+				// Its rename waits for the held directory sync: the spare.
+				secondData, err = os.ReadFile(filepath.Join(crashed, "logstore.next-segment"))
+			}
+			if err != nil || len(secondData) == 0 {
+				t.Fatalf("segment 1: %d bytes, %v", len(secondData), err)
+			}
 			modify(t, first, c.lose)
+			kept := c.lose(firstData)
 
 			var problems []segment.Problem
 			if _, err := segment.Verify(crashed, nil, func(p segment.Problem) { problems = append(problems, p) }); err != nil {
@@ -218,6 +234,30 @@ func TestCrashBeforeFlushCutsSealedSegment(t *testing.T) {
 			}
 			if segs, end := l2.Segments(), l2.EndOffset(); len(segs) != 1 || end != 0 {
 				t.Fatalf("after the cut: segments %v, end %d", segs, end)
+			}
+			// Nothing is thrown away: the bytes cut off segment 0, and
+			// segment 1's whole log, are kept beside them.
+			now, err := os.ReadFile(first)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := map[string][]byte{second + ".cut-0": secondData}
+			if len(now) < len(kept) {
+				want[fmt.Sprintf("%s.cut-%d", first, len(now))] = kept[len(now):]
+			}
+			if len(rep.CutFiles) != len(want) {
+				t.Fatalf("cut files %q, want %d", rep.CutFiles, len(want))
+			}
+			for _, f := range rep.CutFiles {
+				got, err := os.ReadFile(f)
+				if w, ok := want[f]; err != nil || !ok || !bytes.Equal(got, w) {
+					t.Errorf("%s: %d bytes (%v), want %d", f, len(got), err, len(w))
+				}
+			}
+			for _, suf := range []string{".index", ".timeindex"} {
+				if _, err := os.Stat(filepath.Join(crashed, name(1, suf))); !errors.Is(err, os.ErrNotExist) {
+					t.Errorf("%s of the deleted segment: %v, want removed", suf, err)
+				}
 			}
 		})
 	}

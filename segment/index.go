@@ -24,8 +24,8 @@ type indexFile struct {
 	name       string
 	base       int64
 	buf        []byte
-	written    int // bytes of buf in the file
-	fileLen    int // the file's length when loaded
+	written    int   // bytes of buf in the file
+	fileLen    int64 // the file's length when loaded
 	maxEntries int
 }
 
@@ -66,18 +66,18 @@ func (x *indexFile) reset() error {
 	return x.f.Truncate(0)
 }
 
-// loaded takes data, the file's content, as the entries, for load to
-// check (and maybe shorten, dropping a zero tail). Until trim, the file
-// counts as holding none of them: writing them out again would rewrite
-// the same bytes.
-func (x *indexFile) loaded(data []byte) {
-	x.buf, x.written, x.fileLen = append(x.buf[:0], data...), 0, len(data)
+// loaded takes data, the file's entries as readEntries read them, as the
+// entries (data becomes the buffer), for load to check (and maybe
+// shorten, dropping a zero tail). Until trim, the file counts as holding
+// none of them: writing them out again would rewrite the same bytes.
+func (x *indexFile) loaded(data []byte, fileLen int64) {
+	x.buf, x.written, x.fileLen = data, 0, fileLen
 }
 
 // trim cuts the file to the entries load kept (a Kafka preallocated file
 // left untrimmed by a crash).
 func (x *indexFile) trim() error {
-	if x.fileLen != len(x.buf) {
+	if x.fileLen != int64(len(x.buf)) {
 		// (Truncating to the same length would still dirty the inode.)
 		if err := x.f.Truncate(int64(len(x.buf))); err != nil {
 			return err
@@ -141,16 +141,17 @@ func (x *offsetIndex) lookup(target int64) (offset, pos int64) {
 	return x.entry(i - 1)
 }
 
-// load reads the file's entries and checks them: a length that is a
-// multiple of 8 (a zero-filled tail, as Kafka leaves in a preallocated
-// index, is dropped), strictly increasing offsets no lower than the base,
+// load takes the file's entries (readEntries read at most what the log
+// can justify from a file of fileLen bytes) and checks them: a length
+// that is a multiple of 8 (a zero-filled tail, as Kafka leaves in a
+// preallocated index, is dropped), strictly increasing offsets no lower than the base,
 // positions increasing and inside the log. A false return means the file
 // cannot be trusted and must be rebuilt from the log.
-func (x *offsetIndex) load(data []byte, logSize int64) bool {
+func (x *offsetIndex) load(data []byte, fileLen, logSize int64) bool {
 	if len(data)%offsetEntrySize != 0 {
 		return false
 	}
-	x.loaded(data)
+	x.loaded(data, fileLen)
 	n := x.entries()
 	// Kafka's zero slots: an entry after the first whose relative offset
 	// is 0 ends the real entries.
@@ -240,11 +241,11 @@ func (x *timeIndex) lookup(ts int64) (int64, int64) {
 // load reads and checks the file's entries as offsetIndex.load does:
 // length a multiple of 12, zero slots dropped, timestamps and offsets
 // increasing, offsets within [base, nextOffset).
-func (x *timeIndex) load(data []byte, nextOffset int64) bool {
+func (x *timeIndex) load(data []byte, fileLen, nextOffset int64) bool {
 	if len(data)%timeEntrySize != 0 {
 		return false
 	}
-	x.loaded(data)
+	x.loaded(data, fileLen)
 	for i := 1; i < x.entries(); i++ {
 		e := x.buf[i*timeEntrySize:]
 		if binary.BigEndian.Uint64(e) == 0 && binary.BigEndian.Uint32(e[8:]) == 0 {
@@ -261,4 +262,13 @@ func (x *timeIndex) load(data []byte, nextOffset int64) bool {
 		lastTS, lastOff = ts, off
 	}
 	return true
+}
+
+// offsetSlotZero says an offset-index entry after the first is one of
+// Kafka's zero slots: its relative offset is 0.
+func offsetSlotZero(e []byte) bool { return binary.BigEndian.Uint32(e) == 0 }
+
+// timeSlotZero says a time-index entry after the first is a zero slot.
+func timeSlotZero(e []byte) bool {
+	return binary.BigEndian.Uint64(e) == 0 && binary.BigEndian.Uint32(e[8:]) == 0
 }

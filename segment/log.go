@@ -107,6 +107,10 @@ type RecoveryReport struct {
 	DeletedSegment  int64
 	RebuiltIndexes  []int64 // segments whose index files were rebuilt from the log
 	CheckpointError error   // an unreadable checkpoint, treated as an unclean shutdown
+	// CutFiles are the files that keep what the cut took, beside the
+	// segments: the bytes cut off (<segment>.log.cut-<position>) and the
+	// deleted segment's log (<segment>.log.cut-0). Nothing removes them.
+	CutFiles []string
 }
 
 // Log is the segments of one partition directory. It is safe for
@@ -461,14 +465,20 @@ func (l *Log) openSegments(bases []int64, ck checkpoint, ours bool, rep *Recover
 			rep.TruncatedSegment = base
 			rep.TruncatedAt = s.nextOffset
 			rep.Reason = res.cutReason
+			if res.cutFile != "" {
+				rep.CutFiles = append(rep.CutFiles, res.cutFile)
+			}
 			if i < len(bases)-1 {
 				// The last segment came from a roll whose flush had not
-				// finished: nothing in it was acknowledged as durable.
+				// finished: nothing in it was acknowledged as durable. It
+				// leaves the log, but its bytes are kept.
 				later := bases[i+1]
-				if err := newSegment(&l.cfg, l.dir, later).remove(); err != nil {
+				kept, err := keepSegment(&l.cfg, l.dir, later)
+				if err != nil {
 					return err
 				}
 				rep.DeletedSegment = later
+				rep.CutFiles = append(rep.CutFiles, kept)
 				break
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/logstore/logstore/recordbatch"
@@ -124,18 +125,42 @@ func openOrCreate(fsys FS, name string, created *bool) (File, error) {
 	return f, err
 }
 
-// readAll reads a whole (index) file.
-func readAll(f File) ([]byte, error) {
-	n, err := f.Size()
-	if err != nil {
-		return nil, err
+// readEntries reads the entries of an index file of esize-byte entries
+// into dst (reusing its storage): at most limit of them, the most the
+// segment's log can justify. So a file that claims more, even a sparse
+// multi-GiB one, costs no more memory than its log allows. The file may
+// go on after those entries only with a zero slot (isZero), as Kafka's
+// preallocated files do; a further real entry, or a length that is not
+// a multiple of esize, makes trusted false: the file is rebuilt from the
+// log.
+func readEntries(f File, dst []byte, esize, limit int64, isZero func([]byte) bool) (data []byte, size int64, trusted bool, err error) {
+	if size, err = f.Size(); err != nil {
+		return nil, 0, false, err
 	}
-	buf := make([]byte, n)
-	if _, err := f.ReadAt(buf, 0); err != nil && !errors.Is(err, io.EOF) {
-		return nil, err
+	if size%esize != 0 {
+		return nil, size, false, nil
 	}
-	return buf, nil
+	n := min(size/esize, limit)
+	data = slices.Grow(dst[:0], int(n*esize))[:n*esize]
+	if _, err := f.ReadAt(data, 0); err != nil && !errors.Is(err, io.EOF) {
+		return nil, size, false, err
+	}
+	if size/esize > n {
+		next := make([]byte, esize)
+		if _, err := f.ReadAt(next, n*esize); err != nil && !errors.Is(err, io.EOF) {
+			return nil, size, false, err
+		}
+		if !isZero(next) {
+			return data, size, false, nil
+		}
+	}
+	return data, size, true, nil
 }
+
+// justifiedEntries is the most entries an index of a log of logSize bytes can
+// hold: each entry names a different batch, and a batch is at least a
+// v2 header long.
+func justifiedEntries(logSize int64) int64 { return logSize/recordbatch.HeaderSize + 1 }
 
 // load trusts the log (a clean shutdown) and reads the indexes. It finds
 // the end offset by scanning batch headers from the last index entry. It
@@ -145,11 +170,11 @@ func (s *segment) load() (bool, error) {
 	if s.indexMissing && s.size > 0 {
 		return false, nil
 	}
-	data, err := readAll(s.index.f)
-	if err != nil {
+	data, fileLen, ok, err := readEntries(s.index.f, s.index.buf, offsetEntrySize, justifiedEntries(s.size), offsetSlotZero)
+	if err != nil || !ok {
 		return false, err
 	}
-	if !s.index.load(data, s.size) {
+	if !s.index.load(data, fileLen, s.size) {
 		return false, nil
 	}
 	hb := make([]byte, recordbatch.HeaderSize)
@@ -165,10 +190,10 @@ func (s *segment) load() (bool, error) {
 	if pos != s.size {
 		return false, nil
 	}
-	if data, err = readAll(s.timeIndex.f); err != nil {
+	if data, fileLen, ok, err = readEntries(s.timeIndex.f, s.timeIndex.buf, timeEntrySize, justifiedEntries(s.size), timeSlotZero); err != nil || !ok {
 		return false, err
 	}
-	if !s.timeIndex.load(data, s.nextOffset) {
+	if !s.timeIndex.load(data, fileLen, s.nextOffset) {
 		return false, nil
 	}
 	if ts, off := s.timeIndex.last(); ts > s.maxTS {
@@ -211,7 +236,8 @@ func (s *segment) noteBatch(h recordbatch.Batch) {
 // ScanResult is what recover found in one segment.
 type scanResult struct {
 	validBytes int64
-	cutReason  error // why scanning stopped before the end of the file, nil at a clean end
+	cutReason  error  // why scanning stopped before the end of the file, nil at a clean end
+	cutFile    string // the file that keeps the bytes cut, "" when none were
 }
 
 // recover rebuilds the segment's indexes from its .log, following Kafka's
@@ -276,6 +302,13 @@ func (s *segment) recover(indexInterval int64, cutFrom int64) (scanResult, error
 		return res, res.cutReason
 	}
 	if pos < fileSize {
+		// The cut bytes are kept first (see keepCut): a crash between
+		// the two leaves them in the log, and the next open cuts again.
+		name, err := s.keepCut(pos, fileSize)
+		if err != nil {
+			return res, err
+		}
+		res.cutFile = name
 		if err := s.log.Truncate(pos); err != nil {
 			return res, err
 		}

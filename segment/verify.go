@@ -221,6 +221,10 @@ func (w *verifyRun) run() (VerifyStats, error) {
 			w.report(Problem{Kind: ProblemNote, File: path, Pos: -1, Detail: "left over by an interrupted operation: the next open removes it"})
 			continue
 		}
+		if base, pos, ok := IsCutFile(n); ok {
+			w.report(Problem{Kind: ProblemNote, File: path, Pos: -1, Detail: fmt.Sprintf("bytes a recovery cut off segment %020d at byte %d, kept for inspection: nothing reads or removes this file; delete it once looked at", base, pos)})
+			continue
+		}
 		for _, suf := range []string{indexSuffix, timeIndexSuffix} {
 			if base, ok := parseSegmentName(n, suf); ok && !logs[base] {
 				w.report(Problem{Kind: ProblemNote, File: path, Pos: -1, Detail: "an index without its .log file: the next open removes it"})
@@ -580,18 +584,19 @@ func (s *segCheck) reportLog() {
 			cut := s.cutAt >= s.cutFrom
 			also := ""
 			if s.later > 0 {
-				also = ", and the last segment (from a roll whose flush had not finished) deleted"
+				also = ", and the last segment (from a roll whose flush had not finished) deleted, its .log kept as <segment>.log.cut-0"
 			}
+			kept := filepath.Base(cutFileName(s.logName, f.pos, 0))
 			if cut && !s.validAfter {
 				p.Kind = ProblemTornTail
-				p.Detail = fmt.Sprintf("torn tail: %d bytes, will be cut at the next open%s (%s)", lost, also, f.detail)
+				p.Detail = fmt.Sprintf("torn tail: %d bytes, will be cut at the next open and kept in %s%s (%s)", lost, kept, also, f.detail)
 				w.stats.TornBytes = lost
 				out.add(p)
 				// What follows is inside the torn tail.
 				break
 			}
 			if cut {
-				p.Detail += fmt.Sprintf("; the next open cuts the log here, dropping %d bytes of this file%s", lost, also)
+				p.Detail += fmt.Sprintf("; the next open cuts the log here, dropping %d bytes of this file (kept in %s)%s", lost, kept, also)
 			} else {
 				p.Detail += "; the next open refuses the partition: this is synced data (below the recovery point, or in a segment whose roll was flushed), so it is not cut"
 			}

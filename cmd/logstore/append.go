@@ -499,10 +499,10 @@ func (s *lineSource) next() (item, error) {
 		if tooLong {
 			return item{from: from, invalid: fmt.Sprintf("the line is longer than %d bytes", maxLineBytes)}, nil
 		}
-		if len(strings.TrimSpace(string(line))) == 0 {
+		if isBlank(line) {
 			continue
 		}
-		spec, err := parseLine(line, s.defaults)
+		spec, err := parseLine(line, s.defaults, &s.bld)
 		if err != nil {
 			return item{from: from, invalid: err.Error()}, nil
 		}

@@ -13,9 +13,13 @@ import (
 	"io"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/logstore/logstore/recordbatch"
+	"github.com/logstore/logstore/segment"
 )
 
 // maxLineBytes bounds one line of --input. A batch is at most about 1 MiB
@@ -33,6 +37,9 @@ type batchSpec struct {
 	codec         recordbatch.Codec
 	transactional bool
 	records       []recordSpec
+	// inBuilder says the records are in the builder already: parseLine
+	// appends a line's records to it as it decodes them.
+	inBuilder bool
 }
 
 // recordSpec is one record. A nil key or value is null; an empty one is
@@ -45,22 +52,25 @@ type recordSpec struct {
 }
 
 // build appends the batch, as a producer sends it, to dst. The base
-// offset is 0: Partition.Append stamps the real one.
+// offset is 0: Partition.Append stamps the real one. A spec from
+// parseLine must be built with the builder parseLine filled.
 func (s *batchSpec) build(bld *recordbatch.Builder, dst []byte) ([]byte, error) {
-	if len(s.records) == 0 {
-		return dst, errors.New("no records")
+	if !s.inBuilder {
+		if len(s.records) == 0 {
+			return dst, errors.New("no records")
+		}
+		bld.Reset(0)
+		for i, r := range s.records {
+			if err := bld.Append(r.timestamp, r.key, r.value, r.headers); err != nil {
+				return dst, fmt.Errorf("record %d: %w", i+1, err)
+			}
+		}
 	}
-	bld.Reset(0)
 	bld.Compression = s.codec
 	bld.Transactional = s.transactional
 	bld.ProducerID = s.producerID
 	bld.ProducerEpoch = s.producerEpoch
 	bld.BaseSequence = s.baseSequence
-	for i, r := range s.records {
-		if err := bld.Append(r.timestamp, r.key, r.value, r.headers); err != nil {
-			return dst, fmt.Errorf("record %d: %w", i+1, err)
-		}
-	}
 	return bld.AppendTo(dst)
 }
 
@@ -91,17 +101,35 @@ type lineDefaults struct {
 	timestamp int64
 }
 
-// jsonBatch is one line of --input. Pointers tell a missing or null field
-// from a zero one.
+// jsonBatch is the batch fields of one line of --input; its records go
+// straight into a builder (see parseLine). Pointers tell a missing or
+// null field from a zero one.
 type jsonBatch struct {
-	Topic         *string      `json:"topic"`
-	Partition     *int64       `json:"partition"`
-	ProducerID    *int64       `json:"producerId"`
-	ProducerEpoch *int64       `json:"producerEpoch"`
-	BaseSequence  *int64       `json:"baseSequence"`
-	Compression   *string      `json:"compression"`
-	Transactional *bool        `json:"transactional"`
-	Records       []jsonRecord `json:"records"`
+	Topic         *string
+	Partition     *int64
+	ProducerID    *int64
+	ProducerEpoch *int64
+	BaseSequence  *int64
+	Compression   *string
+	Transactional *bool
+}
+
+// batchField is a field of a line besides "records": its name, and where
+// its value is decoded to.
+type batchField struct {
+	name string
+	dst  func(*jsonBatch) any
+}
+
+// batchFields are the fields of a line besides "records".
+var batchFields = []batchField{
+	{"topic", func(jb *jsonBatch) any { return &jb.Topic }},
+	{"partition", func(jb *jsonBatch) any { return &jb.Partition }},
+	{"producerId", func(jb *jsonBatch) any { return &jb.ProducerID }},
+	{"producerEpoch", func(jb *jsonBatch) any { return &jb.ProducerEpoch }},
+	{"baseSequence", func(jb *jsonBatch) any { return &jb.BaseSequence }},
+	{"compression", func(jb *jsonBatch) any { return &jb.Compression }},
+	{"transactional", func(jb *jsonBatch) any { return &jb.Transactional }},
 }
 
 type jsonRecord struct {
@@ -119,31 +147,126 @@ type jsonHeader struct {
 	ValueBase64 *string `json:"valueBase64"`
 }
 
-// parseLine turns one line of JSON Lines input into a batch. Its errors
-// are the reasons of INVALID replies: they say what is wrong with the
-// line, without a package prefix.
-func parseLine(line []byte, def lineDefaults) (*batchSpec, error) {
-	dec := json.NewDecoder(bytes.NewReader(line))
+// Limits of one line's batch. Without compression it is refused as soon
+// as it passes the store's batch limit; compressed, only its compressed
+// size counts there, so the records may take more, up to what a reader
+// inflates (and a line of maxLineBytes never reaches that).
+const (
+	maxBatchBytes       = segment.DefaultMaxBatchBytes
+	maxInflatedBatch    = recordbatch.DefaultMaxRecordsBytes
+	errTooLargeAdvice   = "give fewer records per line"
+	errBinaryTextAdvice = `JSON text is UTF-8: give binary keys and values as "keyBase64" and "valueBase64" (standard base64)`
+)
+
+// parseLine turns one line of JSON Lines input into a batch. The
+// records are appended to bld as they are decoded, one at a time, so a
+// line of a million records never holds a million Go values, and the
+// line is refused as soon as its batch passes the limit (see
+// maxBatchBytes): memory stays within a small multiple of the line.
+// Build the returned spec with the same bld. Its errors are the reasons
+// of INVALID replies: they say what is wrong with the line, without a
+// package prefix.
+func parseLine(line []byte, def lineDefaults, bld *recordbatch.Builder) (*batchSpec, error) {
+	if err := checkText(line); err != nil {
+		return nil, err
+	}
+	p := lineParser{line: line, def: def, bld: bld}
+	s, err := p.parse()
+	if err == errCodecLate {
+		// The records passed the uncompressed limit before "compression"
+		// named a codec: once more, knowing it.
+		s, err = p.parse()
+	}
+	return s, err
+}
+
+// errCodecLate: the records passed the limit of the default codec
+// before the line named its own, whose limit is higher.
+var errCodecLate = errors.New("the codec came after the records")
+
+// lineParser decodes one line, streaming its records into bld.
+type lineParser struct {
+	line  []byte
+	def   lineDefaults
+	bld   *recordbatch.Builder
+	codec *recordbatch.Codec // the line's "compression", once known
+
+	recordsLimit int // the limit the records were held to as they were decoded
+}
+
+func (p *lineParser) parse() (*batchSpec, error) {
+	p.bld.Reset(0)
+	dec := json.NewDecoder(bytes.NewReader(p.line))
 	dec.DisallowUnknownFields()
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, p.jsonError(err)
+	}
+	switch tok {
+	case nil:
+		return nil, errors.New("no records") // null: no fields at all
+	case json.Delim('{'):
+	default:
+		return nil, fmt.Errorf("invalid JSON: a %s where the batch object belongs", tokenKind(tok))
+	}
 	var jb jsonBatch
-	if err := dec.Decode(&jb); err != nil {
-		return nil, jsonError(err)
+	overflow := 0 // the record that passed the limit, from 1
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, p.jsonError(err)
+		}
+		name, _ := tok.(string)
+		if strings.EqualFold(name, "records") {
+			if overflow, err = p.records(dec); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		i := slices.IndexFunc(batchFields, func(f batchField) bool { return strings.EqualFold(f.name, name) })
+		if i < 0 {
+			return nil, fmt.Errorf("invalid JSON: unknown field %q", name)
+		}
+		if err := dec.Decode(batchFields[i].dst(&jb)); err != nil {
+			return nil, p.jsonError(fieldError(err, batchFields[i].name))
+		}
+		if jb.Compression != nil && p.codec == nil {
+			c, err := parseCodecName(*jb.Compression)
+			if err != nil {
+				return nil, err
+			}
+			p.codec = &c
+		}
+	}
+	if _, err := dec.Token(); err != nil { // the closing brace
+		return nil, p.jsonError(err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, errors.New("invalid JSON: more after the batch object (one batch per line)")
 	}
 	s := &batchSpec{
-		topic:         def.topic,
-		partition:     def.partition,
+		topic:         p.def.topic,
+		partition:     p.def.partition,
 		producerID:    recordbatch.NoProducerID,
 		producerEpoch: recordbatch.NoProducerEpoch,
 		baseSequence:  recordbatch.NoSequence,
-		codec:         def.codec,
+		codec:         p.def.codec,
+		inBuilder:     true,
+	}
+	if jb.Compression != nil {
+		if s.codec, err = parseCodecName(*jb.Compression); err != nil {
+			return nil, err
+		}
+	}
+	if overflow > 0 && p.limit(s.codec) > p.recordsLimit {
+		return nil, errCodecLate
+	}
+	if overflow > 0 || p.bld.Size() > p.limit(s.codec) {
+		return nil, p.tooLarge(s.codec, max(overflow, p.bld.Len()))
 	}
 	if jb.Topic != nil {
 		s.topic = *jb.Topic
 	}
-	var err error
 	if jb.Partition != nil {
 		if s.partition, err = int32Field("partition", *jb.Partition); err != nil {
 			return nil, err
@@ -163,26 +286,178 @@ func parseLine(line []byte, def lineDefaults) (*batchSpec, error) {
 			return nil, err
 		}
 	}
-	if jb.Compression != nil {
-		if s.codec, err = parseCodecName(*jb.Compression); err != nil {
-			return nil, err
-		}
-	}
 	if jb.Transactional != nil {
 		s.transactional = *jb.Transactional
 	}
-	if len(jb.Records) == 0 {
+	if p.bld.Len() == 0 {
 		return nil, errors.New("no records")
 	}
-	s.records = make([]recordSpec, len(jb.Records))
-	for i, jr := range jb.Records {
-		r, err := jr.spec(def.timestamp)
-		if err != nil {
-			return nil, fmt.Errorf("record %d: %w", i+1, err)
-		}
-		s.records[i] = r
-	}
 	return s, nil
+}
+
+// limit is how large the batch may grow before compression with codec c.
+func (p *lineParser) limit(c recordbatch.Codec) int {
+	if c == recordbatch.CodecNone {
+		return maxBatchBytes
+	}
+	return maxInflatedBatch
+}
+
+// limitUsed is the limit the records are held to while they are decoded:
+// that of the line's codec when it came before them, else the default's.
+func (p *lineParser) limitUsed() int {
+	if p.codec != nil {
+		return p.limit(*p.codec)
+	}
+	return p.limit(p.def.codec)
+}
+
+func (p *lineParser) tooLarge(c recordbatch.Codec, record int) error {
+	if c == recordbatch.CodecNone {
+		return fmt.Errorf("batch too large: by record %d it passes the store's limit of %d bytes (%s)", record, maxBatchBytes, errTooLargeAdvice)
+	}
+	return fmt.Errorf("batch too large: by record %d its records pass %d bytes before compression, more than a reader inflates (%s)", record, maxInflatedBatch, errTooLargeAdvice)
+}
+
+// records decodes the "records" array into the builder, one record at a
+// time. When the batch passes the limit it stops building and returns
+// the number of the record that passed it, reading the rest of the
+// array without keeping it (a "compression" field after it may still
+// raise the limit: then parseLine starts over).
+func (p *lineParser) records(dec *json.Decoder) (overflow int, err error) {
+	p.bld.Reset(0) // a second "records" replaces the first, as in encoding/json
+	tok, err := dec.Token()
+	if err != nil {
+		return 0, p.jsonError(err)
+	}
+	switch tok {
+	case nil:
+		return 0, nil
+	case json.Delim('['):
+	default:
+		return 0, fmt.Errorf("invalid JSON: field %q: a %s where an array belongs", "records", tokenKind(tok))
+	}
+	limit := p.limitUsed()
+	p.recordsLimit = limit
+	var jr jsonRecord
+	var skip skipValue
+	for n := 1; dec.More(); n++ {
+		if overflow > 0 {
+			if err := dec.Decode(&skip); err != nil {
+				return 0, p.jsonError(err)
+			}
+			continue
+		}
+		jr = jsonRecord{}
+		if err := dec.Decode(&jr); err != nil {
+			return 0, p.jsonError(fieldError(err, "records"))
+		}
+		if p.bld.Size()+jr.leastSize() > limit {
+			overflow = n
+			continue
+		}
+		r, err := jr.spec(p.def.timestamp)
+		if err != nil {
+			return 0, fmt.Errorf("record %d: %w", n, err)
+		}
+		if err := p.bld.Append(r.timestamp, r.key, r.value, r.headers); err != nil {
+			return 0, fmt.Errorf("record %d: %s", n, stripPackage(err.Error()))
+		}
+		if p.bld.Size() > limit {
+			overflow = n
+		}
+		if overflow > 0 && p.codec == nil && !containsFoldASCII(p.line, "compre") {
+			// No field can name a codec (any spelling that encoding/json
+			// matches to "compression" holds these letters): too large
+			// now, without reading the rest.
+			return 0, p.tooLarge(p.def.codec, overflow)
+		}
+	}
+	if _, err := dec.Token(); err != nil { // the closing bracket
+		return 0, p.jsonError(err)
+	}
+	if overflow > 0 && p.codec != nil {
+		return 0, p.tooLarge(*p.codec, overflow)
+	}
+	return overflow, nil
+}
+
+// leastSize is a lower bound of the bytes the record takes in a batch:
+// its key, value and headers, so that a huge one is refused before it
+// is copied.
+func (jr *jsonRecord) leastSize() int {
+	n := textLen(jr.Key) + textLen(jr.Value) + base64Len(jr.KeyBase64) + base64Len(jr.ValueBase64)
+	for _, h := range jr.Headers {
+		n += textLen(h.Key) + textLen(h.Value) + base64Len(h.ValueBase64)
+	}
+	return n
+}
+
+func textLen(f *string) int {
+	if f == nil {
+		return 0
+	}
+	return len(*f)
+}
+
+// base64Len is the least number of bytes the base64 text *f decodes to.
+func base64Len(f *string) int {
+	if f == nil {
+		return 0
+	}
+	return max(base64.StdEncoding.DecodedLen(len(*f))-2, 0)
+}
+
+// containsFoldASCII says b holds lower, an ASCII lower-case word, in any
+// mix of case.
+func containsFoldASCII(b []byte, lower string) bool {
+	for i := 0; i+len(lower) <= len(b); i++ {
+		j := 0
+		for j < len(lower) && b[i+j]|0x20 == lower[j] {
+			j++
+		}
+		if j == len(lower) {
+			return true
+		}
+	}
+	return false
+}
+
+// skipValue reads a JSON value and keeps nothing of it.
+type skipValue struct{}
+
+func (*skipValue) UnmarshalJSON([]byte) error { return nil }
+
+// fieldError puts the field name in front of the path of a type error
+// from decoding that field's value.
+func fieldError(err error, name string) error {
+	var typ *json.UnmarshalTypeError
+	if errors.As(err, &typ) {
+		if typ.Field == "" {
+			typ.Field = name
+		} else {
+			typ.Field = name + "." + typ.Field
+		}
+	}
+	return err
+}
+
+// tokenKind names a JSON token as encoding/json's type errors do.
+func tokenKind(tok json.Token) string {
+	switch tok.(type) {
+	case json.Delim:
+		if tok == json.Delim('[') {
+			return "array"
+		}
+		return "object"
+	case string:
+		return "string"
+	case bool:
+		return "bool"
+	case nil:
+		return "null"
+	}
+	return "number"
 }
 
 func (jr *jsonRecord) spec(defaultTS int64) (recordSpec, error) {
@@ -239,21 +514,111 @@ func int32Field(name string, v int64) (int32, error) {
 }
 
 // jsonError says what is wrong with a line that does not decode, without
-// encoding/json's "json: " prefix.
-func jsonError(err error) error {
+// encoding/json's "json: " prefix. A syntax error is located in the whole
+// line (the stream's offsets count from the value it was reading), and a
+// byte that is not ASCII is shown as a byte, not as the Latin-1
+// character encoding/json names it by.
+func (p *lineParser) jsonError(err error) error {
 	var syn *json.SyntaxError
+	if errors.As(err, &syn) || errors.Is(err, io.ErrUnexpectedEOF) {
+		var whole struct{}
+		if e := json.Unmarshal(p.line, &whole); e != nil {
+			err = e
+		}
+	}
 	var typ *json.UnmarshalTypeError
 	switch {
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		return errors.New("invalid JSON: the line ends inside the batch object")
+	case errors.As(err, &syn) && syn.Offset >= int64(len(p.line)) && strings.HasPrefix(syn.Error(), "unexpected end of JSON input"):
+		return errors.New("invalid JSON: the line ends inside the batch object")
 	case errors.As(err, &syn):
-		return fmt.Errorf("invalid JSON at byte %d: %s", syn.Offset, syn.Error())
+		msg := syn.Error()
+		if at := syn.Offset - 1; at >= 0 && at < int64(len(p.line)) && p.line[at] >= utf8.RuneSelf {
+			c := p.line[at]
+			msg = strings.Replace(msg, "invalid character '"+string(rune(c))+"'", fmt.Sprintf("byte 0x%02x at %d", c, at), 1)
+		}
+		return fmt.Errorf("invalid JSON at byte %d: %s", syn.Offset, msg)
 	case errors.As(err, &typ) && typ.Field != "":
 		return fmt.Errorf("invalid JSON: field %q: a %s where %s belongs", typ.Field, typ.Value, jsonTypeName(typ.Type.Kind()))
 	case errors.As(err, &typ):
 		return fmt.Errorf("invalid JSON: a %s where the batch object belongs", typ.Value)
 	}
 	return fmt.Errorf("invalid JSON: %s", strings.TrimPrefix(err.Error(), "json: "))
+}
+
+// checkText refuses a line that is not valid UTF-8, or whose strings
+// escape half of a UTF-16 surrogate pair: encoding/json would replace
+// either with U+FFFD, so the stored bytes would differ from the line's.
+// The error names the first bad byte, as a byte, and its position (from
+// 0) in the line.
+func checkText(line []byte) error {
+	if !utf8.Valid(line) {
+		at := 0
+		for at < len(line) {
+			r, n := utf8.DecodeRune(line[at:])
+			if r == utf8.RuneError && n <= 1 {
+				break
+			}
+			at += n
+		}
+		return fmt.Errorf("invalid UTF-8: byte 0x%02x at %d; %s", line[at], at, errBinaryTextAdvice)
+	}
+	for i := 0; ; {
+		j := bytes.Index(line[i:], []byte(`\u`))
+		if j < 0 {
+			return nil
+		}
+		at := i + j
+		i = at + 2
+		if !escaped(line, at) {
+			continue // an escaped backslash, then a 'u'
+		}
+		r, ok := hex4(line[at+2:])
+		if !ok || !utf16.IsSurrogate(r) {
+			continue // not a surrogate (or bad JSON, which the decoder reports)
+		}
+		if r < 0xdc00 && len(line) >= at+12 && line[at+6] == '\\' && line[at+7] == 'u' {
+			if r2, ok := hex4(line[at+8:]); ok && r2 >= 0xdc00 && r2 <= 0xdfff {
+				i = at + 12 // a whole pair: one character
+				continue
+			}
+		}
+		return fmt.Errorf("invalid JSON text at byte %d: %s is half of a UTF-16 surrogate pair, not a character; %s", at, line[at:at+6], errBinaryTextAdvice)
+	}
+}
+
+// escaped says the backslash at line[at] starts an escape: an even number
+// of backslashes come before it.
+func escaped(line []byte, at int) bool {
+	n := 0
+	for k := at - 1; k >= 0 && line[k] == '\\'; k-- {
+		n++
+	}
+	return n%2 == 0
+}
+
+// hex4 reads the 4 hex digits of a \u escape.
+func hex4(b []byte) (rune, bool) {
+	if len(b) < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[:4] {
+		var d byte
+		switch {
+		case c >= '0' && c <= '9':
+			d = c - '0'
+		case c >= 'a' && c <= 'f':
+			d = c - 'a' + 10
+		case c >= 'A' && c <= 'F':
+			d = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(d)
+	}
+	return r, true
 }
 
 // jsonTypeName names, for a user, what a field of the line format holds.
@@ -299,6 +664,7 @@ func (l *lineReader) next() (line []byte, tooLong bool, err error) {
 				tooLong = true
 				l.buf = l.buf[:0]
 			} else {
+				l.grow(len(frag))
 				l.buf = append(l.buf, frag...)
 			}
 		}
@@ -318,3 +684,21 @@ func (l *lineReader) next() (line []byte, tooLong bool, err error) {
 		return line, tooLong, nil
 	}
 }
+
+// grow makes room for n more bytes in buf, doubling its capacity (up to
+// a whole line) so that reading a long line allocates at most about
+// twice the line, where append's smaller steps for large slices would
+// leave five times as much behind.
+func (l *lineReader) grow(n int) {
+	if len(l.buf)+n <= cap(l.buf) {
+		return
+	}
+	c := max(2*cap(l.buf), len(l.buf)+n, 64<<10)
+	if 2*c > maxLineBytes {
+		c = max(maxLineBytes+2, len(l.buf)+n) // the last step: a whole line
+	}
+	l.buf = append(make([]byte, 0, c), l.buf...)
+}
+
+// isBlank says a line holds only white space: it is skipped.
+func isBlank(line []byte) bool { return len(bytes.TrimSpace(line)) == 0 }

@@ -108,6 +108,9 @@ func reportRecovery(w io.Writer, where string, p *logstore.Partition) {
 		fmt.Fprintf(w, "%s: opening partition %s cut %d bytes from segment %020d, from offset %d on: %v\n",
 			where, p.ID(), rec.TruncatedBytes, rec.TruncatedSegment, rec.TruncatedAt, rec.Reason)
 	}
+	for _, f := range rec.CutFiles {
+		fmt.Fprintf(w, "%s: opening partition %s kept what it cut in %s\n", where, p.ID(), f)
+	}
 	if st.Snapshots.Warning != "" {
 		fmt.Fprintf(w, "%s: %s\n", where, st.Snapshots.Warning)
 	}
