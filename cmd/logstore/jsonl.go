@@ -361,7 +361,7 @@ func (p *lineParser) records(dec *json.Decoder) (overflow int, err error) {
 			return 0, fmt.Errorf("record %d: %w", n, err)
 		}
 		if err := p.bld.Append(r.timestamp, r.key, r.value, r.headers); err != nil {
-			return 0, fmt.Errorf("record %d: %s", n, stripPackage(err.Error()))
+			return 0, fmt.Errorf("record %d: %w", n, err)
 		}
 		if p.bld.Size() > limit {
 			overflow = n
