@@ -38,7 +38,8 @@ import (
 // uncompressed records section) wrapping ErrRecord, or ErrDecompress or
 // ErrTooLarge for the compressed section; its message names the record
 // (its index from 0) and its byte position, in the batch for an
-// uncompressed one and in the decompressed records for a compressed one.
+// uncompressed one and in the decompressed records for a compressed one
+// (or, when the section does not inflate, the section's position).
 // It uses a pooled reader, so a call allocates nothing once the pool's
 // buffers have grown.
 func ValidateClientRecords(b Batch, limit int) error {
@@ -94,10 +95,15 @@ func (r *RecordReader) release() {
 }
 
 func (r *RecordReader) validate(b Batch, limit int, client bool) error {
+	codec := b.Attributes().Codec()
 	if err := r.Reset(b, limit); err != nil {
-		return err
+		var ce *CorruptionError
+		if codec == CodecNone || !errors.As(err, &ce) {
+			return err
+		}
+		return atRecord(err, "the %s-compressed records section at byte %d of the batch", codec, HeaderSize+int(ce.Offset))
 	}
-	compressed := b.Attributes().Codec() != CodecNone
+	compressed := codec != CodecNone
 	// where names a position in the records section as the message does.
 	where := func(off int) string {
 		if compressed {
