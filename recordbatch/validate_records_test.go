@@ -119,9 +119,11 @@ func TestValidateRecordsAcceptsReal(t *testing.T) {
 	}
 }
 
-// The validation of a batch allocates nothing once the pool is warm,
-// compressed or not.
+// The validation of a batch allocates nothing once the reader's buffers
+// have grown, compressed or not. (The package functions use a pool of
+// such readers, which the race detector empties at random.)
 func TestValidateClientRecordsAllocs(t *testing.T) {
+	var r recordbatch.RecordReader
 	for c := recordbatch.CodecNone; c <= recordbatch.CodecZstd; c++ {
 		bl := recordbatch.NewBuilder(0)
 		bl.Compression = c
@@ -135,13 +137,12 @@ func TestValidateClientRecordsAllocs(t *testing.T) {
 			t.Fatal(err)
 		}
 		b := recordbatch.Batch(raw)
-		allocs := testing.AllocsPerRun(50, func() {
-			if err := recordbatch.ValidateClientRecords(b, 0); err != nil {
+		allocs := testing.AllocsPerRun(20, func() {
+			if err := r.ValidateClientRecords(b, 0); err != nil {
 				t.Fatal(err)
 			}
 		})
-		// A GC may empty the pool during the run; on average next to nothing.
-		if allocs > 1 {
+		if allocs != 0 {
 			t.Errorf("%s: %.1f allocations per batch", c, allocs)
 		}
 	}
