@@ -186,6 +186,15 @@ func FuzzValidateRecords(f *testing.F) {
 				t.Fatalf("not a CorruptionError: %#v", err)
 			}
 		}
+		if b.Attributes().Codec() == recordbatch.CodecNone && count > 0 {
+			// The fast path agrees with the reader, both ways.
+			if fast := recordbatch.WalkRecords(records, count, lastDelta, true); fast != (clientErr == nil) {
+				t.Fatalf("client: fast path %t, reader %v", fast, clientErr)
+			}
+			if fast := recordbatch.WalkRecords(records, count, lastDelta, false); fast != (storedErr == nil) {
+				t.Fatalf("stored: fast path %t, reader %v", fast, storedErr)
+			}
+		}
 		if clientErr == nil && storedErr != nil && count > 0 {
 			t.Fatalf("the client rule accepts what the stored one refuses: %v", storedErr)
 		}
@@ -210,4 +219,24 @@ func FuzzValidateRecords(f *testing.F) {
 			prev = r.OffsetDelta
 		}
 	})
+}
+
+// BenchmarkValidateClientRecords: the record walk Append adds, through
+// the package function (pooled reader), on the 100-record batch of
+// BenchmarkIterate, beside ParseValidate (header and CRC) of the same
+// batch. Bytes are the uncompressed batch size.
+func BenchmarkValidateClientRecords(b *testing.B) {
+	size := len(benchBatch(b, recordbatch.CodecNone, 100))
+	for c := recordbatch.CodecNone; c <= recordbatch.CodecZstd; c++ {
+		batch := recordbatch.Batch(benchBatch(b, c, 100))
+		b.Run("codec="+c.String(), func(b *testing.B) {
+			b.SetBytes(int64(size))
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := recordbatch.ValidateClientRecords(batch, 0); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
