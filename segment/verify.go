@@ -64,7 +64,7 @@ type Problem struct {
 type VerifyStats struct {
 	Segments int   // segments verified (those below the log start are skipped)
 	Batches  int64 // batches framed, valid or not
-	Records  int64 // records in the valid batches, by their record counts
+	Records  int64 // records in the valid batches (records decoded), by their record counts
 	// UndecodedBatches counts the valid batches above 8 MiB, whose
 	// records Verify did not decode (it holds no more than that).
 	UndecodedBatches int64
@@ -550,9 +550,10 @@ func (s *segCheck) scanLog(f File) (int64, error) {
 			if s.framing {
 				s.validAfter = true
 			}
-			w.stats.Records += int64(b.NumRecords())
 			if detail := s.checkRecords(whole, size); detail != "" {
 				s.fail(failure{pos: pos, detail: detail, records: true})
+			} else {
+				w.stats.Records += int64(b.NumRecords())
 			}
 			if !w.firstDamage {
 				w.stats.EndOffset = b.LastOffset() + 1
@@ -610,8 +611,12 @@ func (s *segCheck) checkRecords(whole recordbatch.Batch, size int64) string {
 		if errors.As(err, &ce) {
 			err = ce.Err
 		}
-		return fmt.Sprintf("the records of the batch of offsets %d..%d cannot be decoded: %s; the next open keeps the batch (it is whole and its CRC is valid), and every read of it fails",
+		detail := fmt.Sprintf("the records of the batch of offsets %d..%d cannot be decoded: %s",
 			whole.BaseOffset(), whole.LastOffset(), strings.TrimPrefix(err.Error(), "logstore/recordbatch: "))
+		if !s.framing { // else the batch lies after what the next open may cut
+			detail += "; the next open keeps the batch (it is whole and its CRC is valid), and every read of it fails"
+		}
+		return detail
 	}
 	return ""
 }
