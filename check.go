@@ -32,7 +32,8 @@ const (
 	// an unclean shutdown interrupted; the next open cuts it.
 	ProblemTornTail
 	// ProblemCorrupt: damaged log data (size, magic, CRC, offsets, an
-	// undecodable transaction marker) outside a torn tail.
+	// undecodable transaction marker) outside a torn tail, or a batch
+	// whose CRC is valid but whose records cannot be decoded.
 	ProblemCorrupt
 	// ProblemIndex: an .index or .timeindex entry that disagrees with
 	// the log.
@@ -143,10 +144,12 @@ func Check(dir string, report func(Problem)) (CheckStats, error) {
 // (<topic>-<partition>):
 //
 //   - the segments, as segment.Verifier checks them: every batch's size,
-//     magic and CRC (streaming, so memory stays flat), offsets increasing
-//     within and across segments, every offset- and time-index entry
-//     against the log; a torn tail the next open will cut is told apart
-//     from corruption;
+//     magic and CRC (streaming, so memory stays flat), every record of
+//     every batch decoded as a reader decodes it (a batch whose records
+//     cannot be decoded is ProblemCorrupt at its position: every read of
+//     it would fail), offsets increasing within and across segments,
+//     every offset- and time-index entry against the log; a torn tail
+//     the next open will cut is told apart from corruption;
 //   - the producer-state snapshots in producer-snapshots.db (opened with
 //     bbolt read-only): each must decode, and must equal the state that
 //     replaying the log (producerstate.New and Apply, batch by batch)
@@ -315,6 +318,10 @@ func (pc *partitionCheck) run(progress func(int64)) error {
 	pc.stats.Bytes += vs.Bytes
 	pc.stats.IndexEntries += vs.IndexEntries
 	pc.stats.TimeIndexEntries += vs.TimeIndexEntries
+	if vs.UndecodedBatches > 0 {
+		pc.report(Problem{Kind: ProblemNote, File: pc.rel(pc.pdir), Pos: -1, Snapshot: -1,
+			Detail: fmt.Sprintf("the records of %d batches above 8 MiB were not decoded", vs.UndecodedBatches)})
+	}
 	return pc.end(vs)
 }
 

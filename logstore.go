@@ -16,7 +16,8 @@
 //	    logstore.next-segment    while open: the next segment's .log, made ahead
 //
 // A Partition appends client batches (checked with
-// recordbatch.Batch.ValidateClient, then by the producer rules of package
+// recordbatch.Batch.ValidateClient, every record decoded with
+// recordbatch.ValidateClientRecords, then by the producer rules of package
 // producerstate; a refused batch writes nothing and gets a *RefusedError
 // that says why as data, a duplicate is answered with the first copy's
 // offsets) and reads them back. On every segment
@@ -83,7 +84,9 @@ var (
 	// (RefusedInvalid, RefusedTooLarge, RefusedOpenTransaction). Nothing
 	// was written. A refusal of the batch itself also wraps the
 	// recordbatch sentinel that says why (recordbatch.ErrCRC,
-	// recordbatch.ErrControl, ...).
+	// recordbatch.ErrControl, recordbatch.ErrRecord for a record that
+	// cannot be decoded, whose message names the record and its byte
+	// position, ...).
 	ErrInvalidBatch = errors.New("invalid batch")
 
 	// ErrClosed: the Store or Partition was closed.

@@ -5,6 +5,7 @@ import (
 	"github.com/logstore/logstore/producerstate"
 	"time"
 
+	"github.com/logstore/logstore/recordbatch"
 	"github.com/logstore/logstore/segment"
 )
 
@@ -106,6 +107,17 @@ type Options struct {
 	// longest-idle one without an open transaction is forgotten. Zero:
 	// no cap.
 	MaxProducers int
+
+	// MaxRecordsBytes bounds what the records of one compressed batch may
+	// inflate to. Append decodes every record before it writes a batch,
+	// and refuses one whose records go past this bound once that many
+	// bytes are out, without inflating the rest (a gzip bomb). Zero means
+	// recordbatch.DefaultMaxRecordsBytes (64 MiB: 64 times the default
+	// largest batch), the bound every reader of the store (Read's callers,
+	// dump, perf consume) inflates to: a larger value would let in
+	// batches those readers refuse, so it is an error, as is a negative
+	// one.
+	MaxRecordsBytes int
 }
 
 // producerConfig is the producer-state configuration o gives.
@@ -124,6 +136,12 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.Segment.OnRoll != nil {
 		return o, fmt.Errorf("logstore: Options.Segment.OnRoll must be nil: each partition sets it to save its producer state on a roll")
+	}
+	if o.MaxRecordsBytes < 0 || o.MaxRecordsBytes > recordbatch.DefaultMaxRecordsBytes {
+		return o, fmt.Errorf("logstore: Options.MaxRecordsBytes %d: must be from 0 (the default, %d) to %d, the bound readers inflate to", o.MaxRecordsBytes, recordbatch.DefaultMaxRecordsBytes, recordbatch.DefaultMaxRecordsBytes)
+	}
+	if o.MaxRecordsBytes == 0 {
+		o.MaxRecordsBytes = recordbatch.DefaultMaxRecordsBytes
 	}
 	if o.LockTimeout == 0 {
 		o.LockTimeout = DefaultLockTimeout

@@ -36,6 +36,9 @@ type Partition struct {
 	now      func() time.Time
 	mode     SyncMode
 	maxBatch int // the largest batch accepted, as the log's MaxBatchBytes
+	// maxRecords bounds what a batch's records may inflate to
+	// (Options.MaxRecordsBytes).
+	maxRecords int
 
 	// mu is held for reading by every Append and Read, and for writing
 	// by Close, so Close waits for the calls in flight, and no call
@@ -73,6 +76,9 @@ func openPartition(s *Store, id PartitionID, pdir string) (*Partition, error) {
 		store:    s,
 		mode:     s.opts.Sync,
 		maxBatch: s.opts.Segment.MaxBatchBytes,
+		// Set by withDefaults; a Partition made otherwise gets the
+		// readers' default from recordbatch.
+		maxRecords: s.opts.MaxRecordsBytes,
 	}
 	if p.maxBatch == 0 {
 		p.maxBatch = segment.DefaultMaxBatchBytes
@@ -158,6 +164,12 @@ func (p *Partition) checkBatch(data []byte) (recordbatch.Batch, error) {
 		return nil, &RefusedError{Kind: RefusedInvalid, Reason: fmt.Sprintf("%d bytes follow the batch of %d bytes", extra, b.Size())}
 	}
 	if err := b.ValidateClient(); err != nil {
+		return nil, refuseBatch(err, len(data), p.maxBatch)
+	}
+	// Every record, as Kafka's log validator decodes them: a batch whose
+	// CRC is right but whose records no reader can decode would fail
+	// every read of the partition from its offset on.
+	if err := recordbatch.ValidateClientRecords(b, p.maxRecords); err != nil {
 		return nil, refuseBatch(err, len(data), p.maxBatch)
 	}
 	return b, nil

@@ -60,7 +60,10 @@
 // Parse checks a batch's structure and returns a zero-copy view, Batch,
 // whose getters read the header in place. Validate checks the CRC and what
 // every reader needs; ValidateClient adds what a producer's batch must
-// satisfy. RecordReader iterates the records without allocating per
-// record. Builder writes a batch as Kafka's MemoryRecordsBuilder would,
+// satisfy. Both read only the header: ValidateRecords decodes every
+// record as a reader will (so a batch whose CRC is right but whose
+// records are not is never stored), and ValidateClientRecords adds the
+// offset deltas 0..n-1 a producer writes. RecordReader iterates the
+// records without allocating per record. Builder writes a batch as Kafka's MemoryRecordsBuilder would,
 // so the same records give the same bytes.
 package recordbatch

@@ -30,7 +30,8 @@ const (
 	ProblemTornTail
 	// ProblemCorrupt: damaged log data: a batch whose size, magic, CRC,
 	// codec, record count or offsets are wrong, anywhere but in a torn
-	// tail.
+	// tail, or a whole batch with a valid CRC whose records cannot be
+	// decoded (which the next open keeps, and every read of it fails).
 	ProblemCorrupt
 	// ProblemIndex: an .index or .timeindex entry that disagrees with the
 	// log, in a segment the next open does not rebuild.
@@ -61,9 +62,12 @@ type Problem struct {
 
 // VerifyStats sums up what Verify read.
 type VerifyStats struct {
-	Segments         int   // segments verified (those below the log start are skipped)
-	Batches          int64 // batches framed, valid or not
-	Records          int64 // records in the valid batches, by their record counts
+	Segments int   // segments verified (those below the log start are skipped)
+	Batches  int64 // batches framed, valid or not
+	Records  int64 // records in the valid batches (records decoded), by their record counts
+	// UndecodedBatches counts the valid batches above 8 MiB, whose
+	// records Verify did not decode (it holds no more than that).
+	UndecodedBatches int64
 	Bytes            int64 // bytes of .log files read
 	IndexEntries     int64 // offset-index entries checked
 	TimeIndexEntries int64 // time-index entries checked
@@ -139,6 +143,13 @@ const (
 //     codec and record count, and its offsets (increasing within a
 //     segment and across segments, no lower than the segment's base,
 //     within int32 of it);
+//   - every record of every batch of at most 8 MiB, decoded as a reader
+//     decodes it (recordbatch.ValidateRecords, inflating at most
+//     recordbatch.DefaultMaxRecordsBytes, what the readers allow): a
+//     batch whose CRC is valid but whose records cannot be decoded is
+//     ProblemCorrupt, whatever its place (the next open keeps it, and
+//     every read of it fails), and counts as damage; a larger batch's
+//     records are not decoded (VerifyStats.UndecodedBatches counts them);
 //   - every .index entry: it must name a batch's last offset at the
 //     batch's byte position, entries increasing;
 //   - every .timeindex entry: it must name an offset of a batch (its
@@ -177,8 +188,9 @@ type verifyRun struct {
 	// called after it.
 	firstDamage bool
 	sinceReport int64  // bytes read since the last Progress call
-	hold        []byte // the whole batch, for Batch; grows to the largest held
+	hold        []byte // the whole batch, for its records and Batch; grows to the largest held
 	chunk       []byte // buffer for the batches streamed past
+	records     recordbatch.RecordReader
 }
 
 func (w *verifyRun) report(p Problem) {
@@ -339,6 +351,10 @@ func (w *verifyRun) progress(n int64) {
 type failure struct {
 	pos    int64
 	detail string
+	// records: the batch is whole and its header and CRC valid, but its
+	// records cannot be decoded. The next open keeps it: it is no torn
+	// tail, nor where the open would cut.
+	records bool
 }
 
 // findings collects the findings of one file, keeping the first
@@ -376,20 +392,22 @@ type segCheck struct {
 	scanned bool  // the next open scans it, cuts at its first damage and rebuilds its indexes
 	later   int   // segments after this one
 	cutFrom int64 // the next open may cut damage found at this offset or above (as openSegments decides)
-	cutAt   int64 // offset after the last valid batch before the first failure
+	cutAt   int64 // offset after the last valid batch before the first framing failure
+	framing bool  // a failure other than undecodable records was found
 
 	size       int64
 	next       int64 // offset after the last batch so far (base before any)
 	failures   []failure
-	validAfter bool // a valid batch followed the first failure
+	validAfter bool // a batch with a valid header followed the first framing failure
 
 	idx  *indexCheck
 	tidx *indexCheck
 }
 
 func (s *segCheck) fail(f failure) {
-	if len(s.failures) == 0 {
-		s.run.firstDamage = true
+	s.run.firstDamage = true
+	if !f.records && !s.framing {
+		s.framing = true
 		s.cutAt = s.next
 	}
 	s.failures = append(s.failures, f)
@@ -500,7 +518,7 @@ func (s *segCheck) scanLog(f File) (int64, error) {
 		var whole recordbatch.Batch
 		rest := size - recordbatch.HeaderSize
 		var crc uint32
-		if w.v.Batch != nil && size <= verifyHoldBytes {
+		if size <= verifyHoldBytes {
 			if int64(cap(w.hold)) < size {
 				w.hold = make([]byte, size)
 			}
@@ -527,10 +545,14 @@ func (s *segCheck) scanLog(f File) (int64, error) {
 		if detail := s.checkBatch(b, crc); detail != "" {
 			s.fail(failure{pos: pos, detail: detail})
 		} else {
-			if len(s.failures) > 0 {
+			if s.framing {
 				s.validAfter = true
 			}
-			w.stats.Records += int64(b.NumRecords())
+			if detail := s.checkRecords(whole, size); detail != "" {
+				s.fail(failure{pos: pos, detail: detail, records: true})
+			} else {
+				w.stats.Records += int64(b.NumRecords())
+			}
 			if !w.firstDamage {
 				w.stats.EndOffset = b.LastOffset() + 1
 				if w.v.Batch != nil {
@@ -572,14 +594,47 @@ func (s *segCheck) checkBatch(b recordbatch.Batch, crc uint32) string {
 	return ""
 }
 
-// reportLog reports the .log's failures: the first one as the next open
-// will treat it, the others as corruption.
+// checkRecords decodes every record of a batch whose header is valid,
+// and returns what is wrong, or "". whole holds the batch when it is
+// held (at most verifyHoldBytes), else only its header.
+func (s *segCheck) checkRecords(whole recordbatch.Batch, size int64) string {
+	if size > verifyHoldBytes {
+		s.run.stats.UndecodedBatches++
+		return ""
+	}
+	if err := s.run.records.ValidateRecords(whole, 0); err != nil {
+		// The message names the record and its byte position: leave out
+		// the error's position in the records section, which says less.
+		var ce *recordbatch.CorruptionError
+		if errors.As(err, &ce) {
+			err = ce.Err
+		}
+		detail := fmt.Sprintf("the records of the batch of offsets %d..%d cannot be decoded: %s",
+			whole.BaseOffset(), whole.LastOffset(), strings.TrimPrefix(err.Error(), "logstore/recordbatch: "))
+		if !s.framing { // else the batch lies after what the next open may cut
+			detail += "; the next open keeps the batch (it is whole and its CRC is valid), and every read of it fails"
+		}
+		return detail
+	}
+	return ""
+}
+
+// reportLog reports the .log's failures: the first framing failure as
+// the next open will treat it, the others as corruption.
 func (s *segCheck) reportLog() {
 	w := s.run
 	var out findings
-	for i, f := range s.failures {
+	first := true
+	for _, f := range s.failures {
 		p := Problem{Kind: ProblemCorrupt, File: s.logName, Pos: f.pos, Detail: f.detail}
-		if i == 0 && s.scanned {
+		if f.records {
+			w.stats.Damaged = true
+			out.add(p)
+			continue
+		}
+		isFirst := first
+		first = false
+		if isFirst && s.scanned {
 			lost := s.size - f.pos
 			cut := s.cutAt >= s.cutFrom
 			also := ""

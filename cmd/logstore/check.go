@@ -38,8 +38,9 @@ check fails rather than wait.
 For every partition it checks:
 
   - every batch of every segment (.log), read as a stream: its size,
-    magic byte, CRC-32C, codec and record count, and offsets that
-    increase within and across segments;
+    magic byte, CRC-32C, codec and record count, every record decoded
+    as a reader decodes it, and offsets that increase within and across
+    segments;
   - every .index entry: the last offset of the batch that starts at the
     entry's position; every .timeindex entry: an offset (the last, as
     logstore writes it) of a batch whose max timestamp is the entry's
@@ -61,6 +62,8 @@ Files are named relative to --dir. The kinds:
   CORRUPT    damaged log data (a bad size, magic, CRC or offset) outside
              a torn tail. When it lies where the next open scans (after an
              unclean shutdown), the line says what that open will cut.
+             Also a batch whose CRC is valid but whose records cannot be
+             decoded: every read of it fails; the line names the record.
   TORN_TAIL  the active segment ends in a write an unclean shutdown cut
              short, with no valid batch after it:
              "torn tail: N bytes, will be cut at the next open".
