@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -15,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/logstore/logstore"
+	"github.com/logstore/logstore/internal/shutdown"
 	"github.com/logstore/logstore/recordbatch"
 	"github.com/logstore/logstore/segment"
 )
@@ -169,7 +171,9 @@ store's lock.`,
 			if opts.input == "-" {
 				opts.stdin = cmd.InOrStdin()
 			}
-			return runAppend(opts)
+			stop := shutdown.Catch(cmd.Context())
+			defer stop.Stop()
+			return runAppend(stop.Context(), opts)
 		},
 	}
 	f := cmd.Flags()
@@ -319,8 +323,11 @@ func (o *appendOptions) completeBatch(keySet bool, ts int64, codec recordbatch.C
 
 // runAppend opens the input, then the store, sends every batch and prints
 // the replies. It returns an error wrapping errRefused when the store
-// refused any batch and nothing else failed.
-func runAppend(o *appendOptions) error {
+// refused any batch and nothing else failed. A signal (ctx's cause a
+// *shutdown.Interrupted) stops the wait for the store's lock or for the
+// next batch: the batch in flight is answered, the store closed, and the
+// error wraps the interruption and says what was not sent.
+func runAppend(ctx context.Context, o *appendOptions) error {
 	var src batchSource
 	switch {
 	case o.input == "-":
@@ -343,16 +350,24 @@ func runAppend(o *appendOptions) error {
 		src = &argsSource{spec: o.batch}
 	}
 
-	store, err := logstore.Open(o.dir, o.storeOpts)
+	a := &appender{out: &replyWriter{w: o.stdout, json: o.json}}
+	store, err := openStoreUntil(ctx, o.dir, o.storeOpts)
 	if err != nil {
+		if stop := interruption(ctx); stop != nil {
+			return a.interruptedAppend(stop, src, false)
+		}
 		return err
 	}
-	a := &appender{store: store, out: &replyWriter{w: o.stdout, json: o.json}}
-	sendErr := a.sendAll(src)
+	a.store = store
+	sendErr := a.sendAll(ctx, src)
 	// Close syncs what --sync left unsynced: a failure there is an I/O
 	// error (status 1), whatever the replies said.
-	if err := store.Close(); err != nil {
-		return errors.Join(sendErr, err)
+	closeErr := store.Close()
+	if stop := interruption(ctx); stop != nil {
+		return errors.Join(a.interruptedAppend(stop, src, closeErr == nil), sendErr, closeErr)
+	}
+	if closeErr != nil {
+		return errors.Join(sendErr, closeErr)
 	}
 	switch {
 	case sendErr != nil:
@@ -373,6 +388,7 @@ type origin struct {
 	line     int   // line number of --input, from 1
 	batch    int   // ordinal in --from-log, from 1
 	position int64 // byte position in --from-log
+	next     int64 // byte position of the next batch in --from-log
 }
 
 // item is one batch to send, or a refusal decided before sending.
@@ -395,31 +411,40 @@ type batchSource interface {
 type appender struct {
 	store *logstore.Store
 	out   *replyWriter
+	last  origin // of the last batch answered
+	eof   bool   // the source ended: every batch was answered
 }
 
-func (a *appender) sendAll(src batchSource) error {
-	for {
-		it, err := src.next()
+// sendAll sends the batches of src until it ends, an error, or ctx is
+// done; then it takes no more input (the batch in flight is answered
+// first) and returns nil.
+func (a *appender) sendAll(ctx context.Context, src batchSource) error {
+	f := startFeed(src)
+	defer f.stop()
+	for ctx.Err() == nil {
+		it, err, ok := f.next(ctx)
+		if !ok {
+			return nil
+		}
 		if err == io.EOF {
+			a.eof = true
 			return nil
 		}
 		if err != nil {
 			return err
 		}
-		if it.invalid != "" {
-			if err := a.out.write(refusal(it.from, outcomeInvalid, it.invalid)); err != nil {
+		r := refusal(it.from, outcomeInvalid, it.invalid)
+		if it.invalid == "" {
+			if r, err = a.send(it); err != nil {
 				return err
 			}
-			continue
-		}
-		r, err := a.send(it)
-		if err != nil {
-			return err
 		}
 		if err := a.out.write(r); err != nil {
 			return err
 		}
+		a.last = it.from
 	}
+	return nil
 }
 
 // send appends one batch and turns the store's answer into a reply.
@@ -562,6 +587,7 @@ func (s *logSource) next() (item, error) {
 			return item{}, s.shortBatch(size, err)
 		}
 		s.pos += size
+		from.next = s.pos
 		return item{from: from, invalid: fmt.Sprintf("batch of %d bytes is larger than the store's limit of %d", size, segment.DefaultMaxBatchBytes)}, nil
 	}
 	if int64(cap(s.buf)) < size {
@@ -573,6 +599,7 @@ func (s *logSource) next() (item, error) {
 		return item{}, s.shortBatch(size, err)
 	}
 	s.pos += size
+	from.next = s.pos
 	return item{from: from, topic: s.topic, partition: s.partition, batch: s.buf}, nil
 }
 

@@ -9,7 +9,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
-	"os/signal"
 	"slices"
 	"strings"
 	"sync"
@@ -19,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/logstore/logstore"
+	"github.com/logstore/logstore/internal/shutdown"
 	"github.com/logstore/logstore/recordbatch"
 	"github.com/logstore/logstore/segment"
 )
@@ -134,9 +134,9 @@ store that cannot be opened, an I/O error, or a batch the store refused
 			if isTerminal(opts.stderr) {
 				opts.progress = time.Second
 			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
-			defer stop()
-			return runPerfProduce(ctx, opts)
+			stop := shutdown.Catch(cmd.Context())
+			defer stop.Stop()
+			return runPerfProduce(stop.Context(), opts)
 		},
 	}
 	f := cmd.Flags()
@@ -382,8 +382,11 @@ func produce(ctx context.Context, o *perfProduceOptions, p *logstore.Partition, 
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("%w (%d of %d records were acknowledged before)", err, rep.Records, o.records)
 	}
+	if stop := interruption(ctx); stop != nil {
+		return fmt.Errorf("%w after %d of %d records were acknowledged", stop, rep.Records, o.records)
+	}
 	if ctx.Err() != nil {
-		return fmt.Errorf("interrupted after %d of %d records", rep.Records, o.records)
+		return fmt.Errorf("stopped after %d of %d records", rep.Records, o.records)
 	}
 	return nil
 }
@@ -531,7 +534,9 @@ outside the log, or a batch that cannot be read.`,
 			if isTerminal(opts.stderr) {
 				opts.progress = time.Second
 			}
-			return runPerfConsume(opts)
+			stop := shutdown.Catch(cmd.Context())
+			defer stop.Stop()
+			return runPerfConsume(stop.Context(), opts)
 		},
 	}
 	cmd.Flags().SortFlags = false
@@ -560,11 +565,11 @@ type perfConsumeReport struct {
 	RecordsPerSec  float64 `json:"recordsPerSec"`
 }
 
-func runPerfConsume(o *perfConsumeOptions) (err error) {
+func runPerfConsume(ctx context.Context, o *perfConsumeOptions) (err error) {
 	if o.maxBytes <= 0 || o.maxBytes > maxPerfReadBytes {
 		return fmt.Errorf("--max-bytes %d: must be from 1 to %d", o.maxBytes, maxPerfReadBytes)
 	}
-	store, p, err := o.open(logstore.Options{})
+	store, p, err := o.open(ctx, logstore.Options{})
 	if err != nil {
 		return err
 	}
@@ -583,7 +588,7 @@ func runPerfConsume(o *perfConsumeOptions) (err error) {
 			w.records, perSecond(float64(w.records), d), perSecond(float64(w.bytes)/perfMB, d))
 	})
 	began := time.Now()
-	err = consume(p, off, end, o, rep, &win)
+	err = consume(ctx, p, off, end, o, rep, &win)
 	elapsed := time.Since(began)
 	stopProgress()
 	if err != nil {
@@ -595,10 +600,14 @@ func runPerfConsume(o *perfConsumeOptions) (err error) {
 	return writePerfReport(o.stdout, o.json, rep, rep.text)
 }
 
-// consume reads p from off to end and counts into rep.
-func consume(p *logstore.Partition, off, end int64, o *perfConsumeOptions, rep *perfConsumeReport, win *perfWindow) error {
+// consume reads p from off to end and counts into rep. A signal (ctx's
+// cause) stops it between reads.
+func consume(ctx context.Context, p *logstore.Partition, off, end int64, o *perfConsumeOptions, rep *perfConsumeReport, win *perfWindow) error {
 	var rr recordbatch.RecordReader
 	for off < end {
+		if stop := interruption(ctx); stop != nil {
+			return fmt.Errorf("%w after %d records, at offset %d of %d", stop, rep.Records, off, end)
+		}
 		data, err := p.Read(off, o.maxBytes)
 		if err != nil {
 			return err
