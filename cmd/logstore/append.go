@@ -155,7 +155,23 @@ refused any (OUT_OF_ORDER, FENCED, INVALID); 1 on any other error (bad
 flags, unreadable input, a store that cannot be opened or is still locked
 after --lock-timeout, an I/O error), with a message on stderr. Several
 append processes may run at once on one store: each waits for the
-store's lock.`,
+store's lock.
+
+SIGINT or SIGTERM stops the run cleanly: no more input is read, the
+batch in flight is answered, the store is closed (fsynced, whatever
+--sync says, with a snapshot and a clean shutdown mark, so the next
+open does not scan the log), and the exit status is 130 (SIGINT) or 143
+(SIGTERM), whatever the replies were. stderr then says where the input
+stopped, so that a producer knows where to resume:
+
+  logstore append: interrupted by SIGTERM: lines 1 to 17 were answered;
+  the input from line 18 on was not sent; the store was closed cleanly
+
+(for --from-log: "batches 1 to N were answered; FILE from batch N+1 at
+position P on was not sent"). A signal while waiting for the store's
+lock ends the wait at once. A second signal exits at once, with the
+first one's status, without closing the store: nothing acknowledged is
+lost, and the next open recovers the store as after a crash.`,
 		Example: `  logstore append hello world
   logstore append --topic orders --partition 2 --key user-7 --header source=web '{"total":12}'
   logstore append --producer-id 31 --producer-epoch 0 --base-sequence 0 a b c

@@ -121,7 +121,10 @@ produce writes into an existing store only when --dir names it. Give
 
 Exit status: 0 when every record was acknowledged; 1 for bad flags, a
 store that cannot be opened, an I/O error, or a batch the store refused
-(OUT_OF_ORDER, FENCED, INVALID, DUPLICATE): the run stops at the first.`,
+(OUT_OF_ORDER, FENCED, INVALID, DUPLICATE): the run stops at the first;
+130 or 143 when SIGINT or SIGTERM stopped it: the producers stop after
+the batches in flight, the store is closed cleanly and no report is
+printed (a second signal exits at once).`,
 		Example: `  logstore perf produce --records 200000 --record-size 100
   logstore perf produce --records 1000000 --record-size 1000 --producers 4 --sync never --compression lz4
   logstore perf produce --records 100000 --record-size 100 --sync interval=200ms --dir perf-data --json`,
@@ -522,7 +525,9 @@ is said on stderr).
 
 Exit status: 0 when the partition was read to its end; 1 for bad flags,
 a store or partition that does not exist or cannot be opened, an offset
-outside the log, or a batch that cannot be read.`,
+outside the log, or a batch that cannot be read; 130 or 143 when SIGINT
+or SIGTERM stopped it (between reads; the store is closed cleanly; a
+second signal exits at once).`,
 		Example: `  logstore perf produce --records 200000 --record-size 100 --dir perf-data
   logstore perf consume --dir perf-data
   logstore perf consume --dir perf-data --shallow --max-bytes 4194304 --json`,

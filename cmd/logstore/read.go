@@ -186,7 +186,9 @@ cleanly. To look at a store without changing anything, use check.
 
 Exit status: 0 when the records were printed; 1 for bad flags, a store
 or partition that does not exist or cannot be opened, an offset outside
-the log, or a batch that cannot be read.`,
+the log, or a batch that cannot be read; 130 or 143 when SIGINT or
+SIGTERM stopped it (between reads; the store is closed cleanly; a
+second signal exits at once).`,
 		Example: `  logstore read --offset 0
   logstore read --dir data --topic orders --partition 2 --offset 100 --max-records 10
   logstore read --json | jq .value`,
