@@ -134,7 +134,10 @@ sequence.
   {"valueBase64":"AP8Q"} is the three bytes 00 ff 10. Unknown fields are
   refused. A line that cannot become a batch (invalid JSON, no records,
   an unknown codec, a producer id without a base sequence, ...) gets
-  "INVALID line N: <reason>", and the lines after it are still sent.
+  "INVALID line N: <reason>", and the lines after it are still sent; so
+  does a line whose partition cannot be opened (e.g. a directory name
+  longer than the filesystem allows, or a file where the partition's
+  directory should be).
   Blank lines are skipped. The store stays locked until the input ends.
 
 --from-log FILE.log: every batch of a segment file (Kafka's or this
@@ -251,6 +254,9 @@ func (o *appendOptions) complete(cmd *cobra.Command, args []string) error {
 	}
 	if o.dir == "" {
 		return errors.New("--dir is empty")
+	}
+	if err := checkPartitionFlags(o.topic, o.partition); err != nil {
+		return err
 	}
 	o.values = args
 
@@ -471,6 +477,12 @@ func (a *appender) send(it item) (reply, error) {
 		if it.from.line > 0 && errors.Is(err, logstore.ErrInvalidName) {
 			// The line named a partition Kafka would not accept.
 			return refusal(it.from, outcomeInvalid, refusalReason(err, outcomeInvalid)), nil
+		}
+		if it.from.line > 0 && !errors.Is(err, logstore.ErrClosed) {
+			// Its partition alone cannot be opened (a directory name too
+			// long for the filesystem, a damaged partition): the other
+			// lines may still be sent.
+			return refusal(it.from, outcomeInvalid, partitionOpenRefusal(it.topic, it.partition, err)), nil
 		}
 		return reply{}, err
 	}
