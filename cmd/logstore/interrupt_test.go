@@ -154,3 +154,15 @@ func TestExitCodeInterrupted(t *testing.T) {
 		t.Fatalf("exitCode %d, want 143", got)
 	}
 }
+
+// perf produce stops its producers on a signal, closes the store and
+// exits with the signal's status, without a report.
+func TestPerfProduceStopsOnSignal(t *testing.T) {
+	dir := t.TempDir()
+	ctx, _ := interrupted(syscall.SIGTERM)
+	var out, errb bytes.Buffer
+	code := runContext(ctx, []string{"perf", "produce", "--dir", dir, "--records", "100000", "--record-size", "10", "--sync", "never"}, nil, &out, &errb)
+	if code != 143 || out.Len() != 0 || !strings.Contains(errb.String(), "interrupted by SIGTERM after 0 of 100000 records were acknowledged") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
+	}
+}
