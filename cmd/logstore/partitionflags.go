@@ -3,6 +3,8 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"strings"
 	"syscall"
 
 	"github.com/logstore/logstore"
@@ -30,5 +32,14 @@ func partitionOpenRefusal(topic string, partition int32, err error) string {
 	if errors.Is(err, syscall.ENAMETOOLONG) {
 		return fmt.Sprintf("partition %s cannot be opened: its directory name is %d bytes, longer than the filesystem allows", id, len(id.String()))
 	}
-	return fmt.Sprintf("partition %s cannot be opened: %s", id, refusalReason(err, outcomeInvalid))
+	detail := err.Error()
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+		detail = pe.Err.Error() // the path is the partition's, named already
+	} else if _, after, ok := strings.Cut(detail, " in store "); ok {
+		// Store.Partition's context: "... in store DIR: why".
+		if _, why, ok := strings.Cut(after, ": "); ok {
+			detail = why
+		}
+	}
+	return fmt.Sprintf("partition %s cannot be opened: %s", id, detail)
 }

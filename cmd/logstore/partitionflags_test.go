@@ -35,16 +35,16 @@ func TestAppendPartitionThatCannotBeOpened(t *testing.T) {
 func TestAppendPartitionFlags(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		args []string
-		want string
+		args         []string
+		prefix, want string
 	}{
-		{[]string{"--partition", "-1", "x"}, `logstore append: --partition -1: logstore: invalid topic or partition: topic "events": partition -1 is negative` + "\n"},
-		{[]string{"--topic", "a/b", "--input", "-"}, `logstore append: --topic "a/b": logstore: invalid topic or partition: topic "a/b": character '/' at 1 is not one of [a-zA-Z0-9._-]` + "\n"},
+		{[]string{"--partition", "-1", "x"}, "logstore append: --partition -1: ", `topic "events": partition -1 is negative` + "\n"},
+		{[]string{"--topic", "a/b", "--input", "-"}, `logstore append: --topic "a/b": `, `topic "a/b": character '/' at 1 is not one of [a-zA-Z0-9._-]` + "\n"},
 	} {
 		dir := filepath.Join(t.TempDir(), "store")
 		out, errOut, code := runCLI(t, append([]string{"append", "--dir", dir}, tc.args...)...)
-		if code != 1 || out != "" || errOut != tc.want {
-			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 1 and %q", tc.args, code, out, errOut, tc.want)
+		if code != 1 || out != "" || !strings.HasPrefix(errOut, tc.prefix) || !strings.HasSuffix(errOut, tc.want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 1 and %q...%q", tc.args, code, out, errOut, tc.prefix, tc.want)
 		}
 		if _, err := os.Stat(dir); !os.IsNotExist(err) {
 			t.Errorf("%v: the store directory was created: %v", tc.args, err)
