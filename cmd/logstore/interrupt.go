@@ -23,10 +23,33 @@ func interruption(ctx context.Context) error {
 	return nil
 }
 
+// withInterruption makes err, when a signal ended ctx, carry the
+// *shutdown.Interrupted too (for the exit status), and name the signal.
+func withInterruption(ctx context.Context, err error) error {
+	stop := interruption(ctx)
+	if err == nil || stop == nil || errors.Is(err, shutdown.ErrInterrupted) {
+		return err
+	}
+	return &signalled{err: err, stop: stop}
+}
+
+type signalled struct{ err, stop error }
+
+func (e *signalled) Error() string {
+	var in *shutdown.Interrupted
+	errors.As(e.stop, &in)
+	return e.err.Error() + " (" + shutdown.Name(in.Signal) + ")"
+}
+
+func (e *signalled) Unwrap() []error { return []error{e.err, e.stop} }
+
 // openStoreUntil opens the store as logstore.Open does, but a signal
 // stops the wait for the store's lock: it returns the interruption at
 // once, and a store opened after that is closed in the background.
 func openStoreUntil(ctx context.Context, dir string, opts logstore.Options) (*logstore.Store, error) {
+	if stop := interruption(ctx); stop != nil {
+		return nil, stop
+	}
 	type opened struct {
 		s   *logstore.Store
 		err error

@@ -306,7 +306,7 @@ func runPerfProduce(ctx context.Context, o *perfProduceOptions) (err error) {
 	if err != nil {
 		return errors.Join(err, store.Close())
 	}
-	runErr := produce(ctx, o, p, rep)
+	runErr := withInterruption(ctx, produce(ctx, o, p, rep))
 	closing := time.Now()
 	closeErr := store.Close()
 	rep.CloseSeconds = time.Since(closing).Seconds()
@@ -385,11 +385,8 @@ func produce(ctx context.Context, o *perfProduceOptions, p *logstore.Partition, 
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("%w (%d of %d records were acknowledged before)", err, rep.Records, o.records)
 	}
-	if stop := interruption(ctx); stop != nil {
-		return fmt.Errorf("%w after %d of %d records were acknowledged", stop, rep.Records, o.records)
-	}
 	if ctx.Err() != nil {
-		return fmt.Errorf("stopped after %d of %d records", rep.Records, o.records)
+		return fmt.Errorf("interrupted after %d of %d records", rep.Records, o.records)
 	}
 	return nil
 }
