@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	bolterrors "go.etcd.io/bbolt/errors"
 
@@ -42,10 +43,15 @@ const (
 	// that differs from the state a replay of the log gives at its
 	// offset, or that lies where no snapshot can be.
 	ProblemSnapshot
+	// ProblemPartition: an entry of the store directory named as a
+	// partition (<topic>-<partition>) that is not a directory the store
+	// can open: a regular file, a dangling symbolic link or a loop of
+	// them, a directory that cannot be read.
+	ProblemPartition
 )
 
 // String is the kind's word in Problem.String: NOTE, TORN_TAIL, CORRUPT,
-// INDEX or SNAPSHOT.
+// INDEX, SNAPSHOT or PARTITION.
 func (k ProblemKind) String() string {
 	switch k {
 	case ProblemNote:
@@ -58,6 +64,8 @@ func (k ProblemKind) String() string {
 		return "INDEX"
 	case ProblemSnapshot:
 		return "SNAPSHOT"
+	case ProblemPartition:
+		return "PARTITION"
 	}
 	return fmt.Sprintf("ProblemKind(%d)", k)
 }
@@ -165,6 +173,12 @@ func Check(dir string, report func(Problem)) (CheckStats, error) {
 // segment can look torn, and its snapshot db is locked, in which case
 // Check fails (after snapshot.DefaultTimeout) rather than waits.
 //
+// An entry named as a partition that the store could not open (a
+// regular file, a dangling symbolic link or a loop of them) is a
+// ProblemPartition; a symbolic link to a directory is followed, as the
+// store follows it. A snapshot db that cannot be opened at all (0 bytes,
+// not a regular file) is a ProblemSnapshot, and its log is still checked.
+//
 // Findings go to Report; CheckStats.Problems counts those that are not
 // notes. The error is for what stops the check: dir missing or not a
 // directory, I/O errors, a snapshot db locked by another process.
@@ -178,12 +192,20 @@ func (c *Checker) Check(dir string) (CheckStats, error) {
 	if !fi.IsDir() {
 		return stats, fmt.Errorf("logstore: check store %s: not a directory", dir)
 	}
-	ids, total, err := listPartitions(dir)
+	parts, total, err := listPartitions(dir)
 	if err != nil {
 		return stats, fmt.Errorf("logstore: check store %s: %w", dir, err)
 	}
 	var done int64
-	for _, id := range ids {
+	for _, part := range parts {
+		id := part.id
+		if part.bad != "" {
+			stats.Problems++
+			if c.Report != nil {
+				c.Report(Problem{Kind: ProblemPartition, File: part.name, Pos: -1, Snapshot: -1, Detail: part.bad})
+			}
+			continue
+		}
 		pc := &partitionCheck{
 			c:     c,
 			stats: &stats,
@@ -208,25 +230,38 @@ func (c *Checker) Check(dir string) (CheckStats, error) {
 	return stats, nil
 }
 
-// listPartitions returns the partition directories in dir, sorted by
-// topic and number, and the total size of their .log files.
-func listPartitions(dir string) ([]PartitionID, int64, error) {
+// partitionEntry is an entry of the store directory named as a
+// partition; bad, when set, says why it cannot be checked as one.
+type partitionEntry struct {
+	id   PartitionID
+	name string
+	bad  string
+}
+
+// listPartitions returns the entries of dir named as partitions, sorted
+// by topic and number, and the total size of their .log files. A
+// symbolic link is followed, as the store follows it.
+func listPartitions(dir string) ([]partitionEntry, int64, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, 0, err
 	}
-	var ids []PartitionID
+	var parts []partitionEntry
 	var total int64
 	for _, e := range entries {
 		id, ok := parsePartitionDir(e.Name())
-		if !ok || !e.IsDir() {
+		if !ok {
 			continue
 		}
-		ids = append(ids, id)
-		files, err := os.ReadDir(filepath.Join(dir, e.Name()))
-		if err != nil {
-			return nil, 0, err
+		path := filepath.Join(dir, e.Name())
+		pe := partitionEntry{id: id, name: e.Name(), bad: notPartitionDir(path)}
+		var files []os.DirEntry
+		if pe.bad == "" {
+			if files, err = os.ReadDir(path); err != nil {
+				pe.bad = fmt.Sprintf("the partition directory cannot be read (%v): the store cannot open partition %s", err, id)
+			}
 		}
+		parts = append(parts, pe)
 		for _, f := range files {
 			if !strings.HasSuffix(f.Name(), ".log") {
 				continue
@@ -236,13 +271,41 @@ func listPartitions(dir string) ([]PartitionID, int64, error) {
 			}
 		}
 	}
-	slices.SortFunc(ids, func(a, b PartitionID) int {
-		if c := strings.Compare(a.Topic, b.Topic); c != 0 {
+	slices.SortFunc(parts, func(a, b partitionEntry) int {
+		if c := strings.Compare(a.id.Topic, b.id.Topic); c != 0 {
 			return c
 		}
-		return cmp.Compare(a.Partition, b.Partition)
+		return cmp.Compare(a.id.Partition, b.id.Partition)
 	})
-	return ids, total, nil
+	return parts, total, nil
+}
+
+// notPartitionDir says why path, named as a partition, is not a
+// directory the store can open, or returns "" when it is one.
+func notPartitionDir(path string) string {
+	const cannot = "the store cannot open this partition"
+	fi, err := os.Stat(path)
+	if err == nil {
+		if fi.IsDir() {
+			return ""
+		}
+		what := "a regular file"
+		if !fi.Mode().IsRegular() {
+			what = "a " + fi.Mode().Type().String() + " file"
+		}
+		if lfi, lerr := os.Lstat(path); lerr == nil && lfi.Mode()&fs.ModeSymlink != 0 {
+			what = "a symbolic link to " + what
+		}
+		return fmt.Sprintf("named as a partition, but %s, not a directory: %s", what, cannot)
+	}
+	target, lerr := os.Readlink(path)
+	switch {
+	case lerr == nil && errors.Is(err, fs.ErrNotExist):
+		return fmt.Sprintf("named as a partition, but a symbolic link to %s, which does not exist: %s", target, cannot)
+	case lerr == nil && errors.Is(err, syscall.ELOOP):
+		return fmt.Sprintf("named as a partition, but a symbolic link to %s that loops back on itself: %s", target, cannot)
+	}
+	return fmt.Sprintf("named as a partition, but it cannot be read (%v): %s", err, cannot)
 }
 
 // partitionCheck checks one partition: its segments through
@@ -341,8 +404,15 @@ func segmentKind(k segment.ProblemKind) ProblemKind {
 // and lists its snapshots.
 func (pc *partitionCheck) openSnapshots() error {
 	path := filepath.Join(pc.pdir, snapshot.FileName)
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+	info, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return nil // a partition Kafka wrote, or one never closed nor rolled
+	case err == nil && info.Mode().IsRegular() && info.Size() == 0:
+		// bbolt's read-only open would try to initialise it, and fail.
+		pc.report(Problem{Kind: ProblemSnapshot, File: pc.snapFile, Pos: -1, Snapshot: -1,
+			Detail: "the snapshot db is empty (0 bytes, never initialised): the next open initialises it and rebuilds the producer state from the whole log"})
+		return nil
 	}
 	st, _, err := snapshot.Open(pc.pdir, snapshot.Options{ReadOnly: true})
 	switch {
@@ -353,7 +423,10 @@ func (pc *partitionCheck) openSnapshots() error {
 			Detail: fmt.Sprintf("the snapshot db cannot be used (%v): the next open sets it aside and rebuilds the producer state from the whole log", err)})
 		return nil
 	case err != nil:
-		return err
+		// Not a regular file, unreadable: the log can still be checked.
+		pc.report(Problem{Kind: ProblemSnapshot, File: pc.snapFile, Pos: -1, Snapshot: -1,
+			Detail: fmt.Sprintf("the snapshot db cannot be opened: %s", trimPackage(err))})
+		return nil
 	}
 	offsets, err := st.List()
 	if err != nil {

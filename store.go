@@ -159,6 +159,11 @@ func createStoreDir(dir string) error {
 		if _, err := os.Stat(d); err == nil {
 			break
 		}
+		if fi, err := os.Lstat(d); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			// MkdirAll would only say "file exists".
+			target, _ := os.Readlink(d)
+			return fmt.Errorf("%s is a symbolic link to %s, which does not exist", d, target)
+		}
 		created = append(created, d)
 		parent := filepath.Dir(d)
 		if parent == d {
@@ -190,7 +195,7 @@ func (s *Store) Dir() string { return s.dir }
 func (s *Store) Partition(topic string, partition int32) (*Partition, error) {
 	id := PartitionID{Topic: topic, Partition: partition}
 	if err := id.Validate(); err != nil {
-		return nil, fmt.Errorf("logstore: open partition in store %s: %w", s.dir, err)
+		return nil, fmt.Errorf("logstore: open partition (topic %q, partition %d) in store %s: %w", topic, partition, s.dir, err)
 	}
 	s.mu.Lock()
 	if s.closed {

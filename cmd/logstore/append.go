@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -15,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/logstore/logstore"
+	"github.com/logstore/logstore/internal/shutdown"
 	"github.com/logstore/logstore/recordbatch"
 	"github.com/logstore/logstore/segment"
 )
@@ -132,7 +134,10 @@ sequence.
   {"valueBase64":"AP8Q"} is the three bytes 00 ff 10. Unknown fields are
   refused. A line that cannot become a batch (invalid JSON, no records,
   an unknown codec, a producer id without a base sequence, ...) gets
-  "INVALID line N: <reason>", and the lines after it are still sent.
+  "INVALID line N: <reason>", and the lines after it are still sent; so
+  does a line whose partition cannot be opened (e.g. a directory name
+  longer than the filesystem allows, or a file where the partition's
+  directory should be).
   Blank lines are skipped. The store stays locked until the input ends.
 
 --from-log FILE.log: every batch of a segment file (Kafka's or this
@@ -153,7 +158,23 @@ refused any (OUT_OF_ORDER, FENCED, INVALID); 1 on any other error (bad
 flags, unreadable input, a store that cannot be opened or is still locked
 after --lock-timeout, an I/O error), with a message on stderr. Several
 append processes may run at once on one store: each waits for the
-store's lock.`,
+store's lock.
+
+SIGINT or SIGTERM stops the run cleanly: no more input is read, the
+batch in flight is answered, the store is closed (fsynced, whatever
+--sync says, with a snapshot and a clean shutdown mark, so the next
+open does not scan the log), and the exit status is 130 (SIGINT) or 143
+(SIGTERM), whatever the replies were. stderr then says where the input
+stopped, so that a producer knows where to resume:
+
+  logstore append: interrupted by SIGTERM: lines 1 to 17 were answered;
+  the input from line 18 on was not sent; the store was closed cleanly
+
+(for --from-log: "batches 1 to N were answered; FILE from batch N+1 at
+position P on was not sent"). A signal while waiting for the store's
+lock ends the wait at once. A second signal exits at once, with the
+first one's status, without closing the store: nothing acknowledged is
+lost, and the next open recovers the store as after a crash.`,
 		Example: `  logstore append hello world
   logstore append --topic orders --partition 2 --key user-7 --header source=web '{"total":12}'
   logstore append --producer-id 31 --producer-epoch 0 --base-sequence 0 a b c
@@ -169,7 +190,9 @@ store's lock.`,
 			if opts.input == "-" {
 				opts.stdin = cmd.InOrStdin()
 			}
-			return runAppend(opts)
+			stop := shutdown.Catch(cmd.Context())
+			defer stop.Stop()
+			return runAppend(stop.Context(), opts)
 		},
 	}
 	f := cmd.Flags()
@@ -231,6 +254,9 @@ func (o *appendOptions) complete(cmd *cobra.Command, args []string) error {
 	}
 	if o.dir == "" {
 		return errors.New("--dir is empty")
+	}
+	if err := checkPartitionFlags(o.topic, o.partition); err != nil {
+		return err
 	}
 	o.values = args
 
@@ -319,8 +345,11 @@ func (o *appendOptions) completeBatch(keySet bool, ts int64, codec recordbatch.C
 
 // runAppend opens the input, then the store, sends every batch and prints
 // the replies. It returns an error wrapping errRefused when the store
-// refused any batch and nothing else failed.
-func runAppend(o *appendOptions) error {
+// refused any batch and nothing else failed. A signal (ctx's cause a
+// *shutdown.Interrupted) stops the wait for the store's lock or for the
+// next batch: the batch in flight is answered, the store closed, and the
+// error wraps the interruption and says what was not sent.
+func runAppend(ctx context.Context, o *appendOptions) error {
 	var src batchSource
 	switch {
 	case o.input == "-":
@@ -343,16 +372,24 @@ func runAppend(o *appendOptions) error {
 		src = &argsSource{spec: o.batch}
 	}
 
-	store, err := logstore.Open(o.dir, o.storeOpts)
+	a := &appender{out: &replyWriter{w: o.stdout, json: o.json}}
+	store, err := openStoreUntil(ctx, o.dir, o.storeOpts)
 	if err != nil {
+		if stop := interruption(ctx); stop != nil {
+			return a.interruptedAppend(stop, src, false)
+		}
 		return err
 	}
-	a := &appender{store: store, out: &replyWriter{w: o.stdout, json: o.json}}
-	sendErr := a.sendAll(src)
+	a.store = store
+	sendErr := a.sendAll(ctx, src)
 	// Close syncs what --sync left unsynced: a failure there is an I/O
 	// error (status 1), whatever the replies said.
-	if err := store.Close(); err != nil {
-		return errors.Join(sendErr, err)
+	closeErr := store.Close()
+	if stop := interruption(ctx); stop != nil {
+		return errors.Join(a.interruptedAppend(stop, src, closeErr == nil), sendErr, closeErr)
+	}
+	if closeErr != nil {
+		return errors.Join(sendErr, closeErr)
 	}
 	switch {
 	case sendErr != nil:
@@ -373,6 +410,7 @@ type origin struct {
 	line     int   // line number of --input, from 1
 	batch    int   // ordinal in --from-log, from 1
 	position int64 // byte position in --from-log
+	next     int64 // byte position of the next batch in --from-log
 }
 
 // item is one batch to send, or a refusal decided before sending.
@@ -395,31 +433,40 @@ type batchSource interface {
 type appender struct {
 	store *logstore.Store
 	out   *replyWriter
+	last  origin // of the last batch answered
+	eof   bool   // the source ended: every batch was answered
 }
 
-func (a *appender) sendAll(src batchSource) error {
-	for {
-		it, err := src.next()
+// sendAll sends the batches of src until it ends, an error, or ctx is
+// done; then it takes no more input (the batch in flight is answered
+// first) and returns nil.
+func (a *appender) sendAll(ctx context.Context, src batchSource) error {
+	f := startFeed(src)
+	defer f.stop()
+	for ctx.Err() == nil {
+		it, err, ok := f.next(ctx)
+		if !ok {
+			return nil
+		}
 		if err == io.EOF {
+			a.eof = true
 			return nil
 		}
 		if err != nil {
 			return err
 		}
-		if it.invalid != "" {
-			if err := a.out.write(refusal(it.from, outcomeInvalid, it.invalid)); err != nil {
+		r := refusal(it.from, outcomeInvalid, it.invalid)
+		if it.invalid == "" {
+			if r, err = a.send(it); err != nil {
 				return err
 			}
-			continue
-		}
-		r, err := a.send(it)
-		if err != nil {
-			return err
 		}
 		if err := a.out.write(r); err != nil {
 			return err
 		}
+		a.last = it.from
 	}
+	return nil
 }
 
 // send appends one batch and turns the store's answer into a reply.
@@ -433,6 +480,12 @@ func (a *appender) send(it item) (reply, error) {
 	}
 	p, err := a.store.Partition(it.topic, it.partition)
 	if err != nil {
+		if it.from.line > 0 && !errors.Is(err, logstore.ErrClosed) {
+			// Its partition alone cannot be opened (a directory name too
+			// long for the filesystem, a damaged partition): the other
+			// lines may still be sent.
+			return refusal(it.from, outcomeInvalid, partitionOpenRefusal(it.topic, it.partition, err)), nil
+		}
 		return reply{}, err
 	}
 	res, err := p.Append(it.batch)
@@ -569,6 +622,7 @@ func (s *logSource) next() (item, error) {
 			return item{}, s.shortBatch(size, err)
 		}
 		s.pos += size
+		from.next = s.pos
 		return item{from: from, invalid: fmt.Sprintf("batch of %d bytes is larger than the store's limit of %d", size, segment.DefaultMaxBatchBytes)}, nil
 	}
 	if int64(cap(s.buf)) < size {
@@ -580,6 +634,7 @@ func (s *logSource) next() (item, error) {
 		return item{}, s.shortBatch(size, err)
 	}
 	s.pos += size
+	from.next = s.pos
 	return item{from: from, topic: s.topic, partition: s.partition, batch: s.buf}, nil
 }
 

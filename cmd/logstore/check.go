@@ -69,7 +69,11 @@ Files are named relative to --dir. The kinds:
              "torn tail: N bytes, will be cut at the next open".
   INDEX      an index entry that disagrees with the log.
   SNAPSHOT   a snapshot that cannot be read, differs from the replay, or
-             lies above the log end or inside a batch.
+             lies above the log end or inside a batch; a snapshot db that
+             cannot be opened (empty, not a file): the log is still checked.
+  PARTITION  an entry named as a partition (<topic>-<partition>) that the
+             store cannot open: a regular file, a dangling symbolic link
+             or a loop of them, an unreadable directory.
   NOTE       not a problem: something the next open tidies up (an index
              Kafka preallocated and did not trim, a leftover file, index
              entries the next open rebuilds anyway) or could not check.

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/logstore/logstore"
 	"github.com/logstore/logstore/internal/cliout"
 	"github.com/logstore/logstore/internal/perf"
+	"github.com/logstore/logstore/internal/shutdown"
 	"github.com/logstore/logstore/recordbatch"
 	"github.com/logstore/logstore/segment"
 )
@@ -114,7 +114,10 @@ produce writes into an existing store only when --dir names it. Give
 
 Exit status: 0 when every record was acknowledged; 1 for bad flags, a
 store that cannot be opened, an I/O error, or a batch the store refused
-(OUT_OF_ORDER, FENCED, INVALID, DUPLICATE): the run stops at the first.`,
+(OUT_OF_ORDER, FENCED, INVALID, DUPLICATE): the run stops at the first;
+130 or 143 when SIGINT or SIGTERM stopped it: the producers stop after
+the batches in flight, the store is closed cleanly and no report is
+printed (a second signal exits at once).`,
 		Example: `  logstore perf produce --records 200000 --record-size 100
   logstore perf produce --records 1000000 --record-size 1000 --producers 4 --sync never --compression lz4
   logstore perf produce --records 100000 --record-size 100 --sync interval=200ms --dir perf-data --json`,
@@ -127,9 +130,9 @@ store that cannot be opened, an I/O error, or a batch the store refused
 			if cliout.IsTerminal(opts.stderr) {
 				opts.progress = time.Second
 			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
-			defer stop()
-			return runPerfProduce(ctx, opts)
+			stop := shutdown.Catch(cmd.Context())
+			defer stop.Stop()
+			return runPerfProduce(stop.Context(), opts)
 		},
 	}
 	f := cmd.Flags()
@@ -222,10 +225,10 @@ func runPerfProduce(ctx context.Context, o *perfProduceOptions) (err error) {
 	if err != nil {
 		return errors.Join(err, store.Close())
 	}
-	runErr := perf.Produce(ctx, p, perf.ProduceConfig{
+	runErr := withInterruption(ctx, perf.Produce(ctx, p, perf.ProduceConfig{
 		Records: o.records, RecordSize: o.recordSize, PerBatch: o.perBatch, Producers: o.producers, Codec: o.codec,
 		Progress: o.stderr, ProgressEvery: o.progress,
-	}, rep)
+	}, rep))
 	closing := time.Now()
 	closeErr := store.Close()
 	rep.CloseSeconds = time.Since(closing).Seconds()
@@ -281,7 +284,9 @@ is said on stderr).
 
 Exit status: 0 when the partition was read to its end; 1 for bad flags,
 a store or partition that does not exist or cannot be opened, an offset
-outside the log, or a batch that cannot be read.`,
+outside the log, or a batch that cannot be read; 130 or 143 when SIGINT
+or SIGTERM stopped it (between reads; the store is closed cleanly; a
+second signal exits at once).`,
 		Example: `  logstore perf produce --records 200000 --record-size 100 --dir perf-data
   logstore perf consume --dir perf-data
   logstore perf consume --dir perf-data --shallow --max-bytes 4194304 --json`,
@@ -293,7 +298,9 @@ outside the log, or a batch that cannot be read.`,
 			if cliout.IsTerminal(opts.stderr) {
 				opts.progress = time.Second
 			}
-			return runPerfConsume(opts)
+			stop := shutdown.Catch(cmd.Context())
+			defer stop.Stop()
+			return runPerfConsume(stop.Context(), opts)
 		},
 	}
 	cmd.Flags().SortFlags = false
@@ -306,11 +313,11 @@ outside the log, or a batch that cannot be read.`,
 	return cmd
 }
 
-func runPerfConsume(o *perfConsumeOptions) (err error) {
+func runPerfConsume(ctx context.Context, o *perfConsumeOptions) (err error) {
 	if o.maxBytes <= 0 || o.maxBytes > maxPerfReadBytes {
 		return fmt.Errorf("--max-bytes %d: must be from 1 to %d", o.maxBytes, maxPerfReadBytes)
 	}
-	store, p, err := o.open(logstore.Options{})
+	store, p, err := o.open(ctx, logstore.Options{})
 	if err != nil {
 		return err
 	}
@@ -324,7 +331,7 @@ func runPerfConsume(o *perfConsumeOptions) (err error) {
 	end := p.EndOffset()
 	rep := &perf.ConsumeReport{Topic: o.topic, Partition: o.partition, From: off, End: end, Shallow: o.shallow}
 	cfg := perf.ConsumeConfig{MaxBytes: o.maxBytes, Shallow: o.shallow, Progress: o.stderr, ProgressEvery: o.progress}
-	if err := perf.Consume(p, off, end, cfg, rep); err != nil {
+	if err := perf.Consume(ctx, p, off, end, cfg, rep); err != nil {
 		return err
 	}
 	return writePerfReport(o.stdout, o.json, rep, rep.Text)

@@ -464,7 +464,7 @@ func TestPerfProgress(t *testing.T) {
 	var cErr lockedBuffer
 	c := &perfConsumeOptions{partitionFlags: newPartitionFlags(), maxBytes: 1, stdout: &cOut, stderr: &cErr, progress: time.Millisecond}
 	c.dir = dir
-	if err := runPerfConsume(c); err != nil {
+	if err := runPerfConsume(context.Background(), c); err != nil {
 		t.Fatal(err)
 	}
 	cline := regexp.MustCompile(`^\d+ records read, \d+\.\d records/sec \(\d+\.\d\d MB/sec\)$`)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -95,7 +96,7 @@ func runProducers(o *producersOptions) (err error) {
 	if o.expiry == 0 {
 		opts.ProducerExpiry = -1 // the store's "off"; its zero means its own default
 	}
-	store, p, err := o.open(opts)
+	store, p, err := o.open(context.Background(), opts)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/logstore/logstore"
 	"github.com/logstore/logstore/internal/cliout"
+	"github.com/logstore/logstore/internal/shutdown"
 	"github.com/logstore/logstore/recordbatch"
 )
 
@@ -55,7 +57,7 @@ func (pf *partitionFlags) addTo(cmd *cobra.Command) {
 // open checks the names and that the store and the partition exist
 // (opening must not create them), then opens the store, which takes its
 // lock, and the partition, which recovers it as every open does.
-func (pf *partitionFlags) open(opts logstore.Options) (*logstore.Store, *logstore.Partition, error) {
+func (pf *partitionFlags) open(ctx context.Context, opts logstore.Options) (*logstore.Store, *logstore.Partition, error) {
 	id := logstore.PartitionID{Topic: pf.topic, Partition: pf.partition}
 	if err := id.Validate(); err != nil {
 		return nil, nil, err
@@ -71,7 +73,7 @@ func (pf *partitionFlags) open(opts logstore.Options) (*logstore.Store, *logstor
 	if pf.lockTimeout <= 0 {
 		opts.LockTimeout = -1 // the store's "try once"; its zero means its own default
 	}
-	store, err := logstore.Open(pf.dir, opts)
+	store, err := openStoreUntil(ctx, pf.dir, opts)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -188,7 +190,9 @@ cleanly. To look at a store without changing anything, use check.
 
 Exit status: 0 when the records were printed; 1 for bad flags, a store
 or partition that does not exist or cannot be opened, an offset outside
-the log, or a batch that cannot be read.`,
+the log, or a batch that cannot be read; 130 or 143 when SIGINT or
+SIGTERM stopped it (between reads; the store is closed cleanly; a
+second signal exits at once).`,
 		Example: `  logstore read --offset 0
   logstore read --dir data --topic orders --partition 2 --offset 100 --max-records 10
   logstore read --json | jq .value`,
@@ -197,7 +201,9 @@ the log, or a batch that cannot be read.`,
 			opts.offsetSet = cmd.Flags().Changed("offset")
 			opts.stdout, opts.stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()
 			opts.where = cmd.CommandPath()
-			return runRead(opts)
+			stop := shutdown.Catch(cmd.Context())
+			defer stop.Stop()
+			return runRead(stop.Context(), opts)
 		},
 	}
 	cmd.Flags().SortFlags = false
@@ -222,11 +228,14 @@ func startingOffset(p *logstore.Partition, flag string, off int64, set bool) (in
 	return off, nil
 }
 
-func runRead(o *readOptions) (err error) {
+// runRead prints the records. A signal (ctx's cause) stops it between
+// reads of the partition; the store is closed and the error wraps the
+// interruption.
+func runRead(ctx context.Context, o *readOptions) (err error) {
 	if o.maxRecords < 0 {
 		return fmt.Errorf("--max-records %d: must be 0 (no limit) or more", o.maxRecords)
 	}
-	store, p, err := o.open(logstore.Options{})
+	store, p, err := o.open(ctx, logstore.Options{})
 	if err != nil {
 		return err
 	}
@@ -248,6 +257,9 @@ func runRead(o *readOptions) (err error) {
 	var rr recordbatch.RecordReader
 	printed := int64(0)
 	for off < end && (o.maxRecords == 0 || printed < o.maxRecords) {
+		if stop := interruption(ctx); stop != nil {
+			return fmt.Errorf("%w: %d records printed; offset %d and later were not", stop, printed, off)
+		}
 		data, err := p.Read(off, readChunkBytes)
 		if err != nil {
 			return err

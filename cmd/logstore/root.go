@@ -6,6 +6,8 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
+
+	"github.com/logstore/logstore/internal/shutdown"
 )
 
 // Exit statuses of the logstore command.
@@ -38,12 +40,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return exitCode(err)
 }
 
-// exitCode maps an error to an exit status: 3 for batches the store
-// refused, 2 for problems check found, 1 for every other failure.
+// exitCode maps an error to an exit status: 128+n for a run that
+// signal n stopped (130 for SIGINT, 143 for SIGTERM), 3 for batches the
+// store refused, 2 for problems check found, 1 for every other failure.
 func exitCode(err error) int {
+	var stopped *shutdown.Interrupted
 	switch {
 	case err == nil:
 		return exitOK
+	case errors.As(err, &stopped):
+		return stopped.ExitStatus()
 	case errors.Is(err, errRefused):
 		return exitRefused
 	case errors.Is(err, errProblemsFound):

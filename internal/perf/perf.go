@@ -314,14 +314,14 @@ type ConsumeReport struct {
 
 // Consume reads p from offset from to end, cfg.MaxBytes at a time, and
 // fills in rep's counts and rates.
-func Consume(p *logstore.Partition, from, end int64, cfg ConsumeConfig, rep *ConsumeReport) error {
+func Consume(ctx context.Context, p *logstore.Partition, from, end int64, cfg ConsumeConfig, rep *ConsumeReport) error {
 	var win window
 	stopProgress := startProgress(cfg.Progress, cfg.ProgressEvery, &win, func(w windowStats, d time.Duration) string {
 		return fmt.Sprintf("%d records read, %.1f records/sec (%.2f MB/sec)",
 			w.records, perSecond(float64(w.records), d), perSecond(float64(w.bytes)/MB, d))
 	})
 	began := time.Now()
-	err := consume(p, from, end, cfg, rep, &win)
+	err := consume(ctx, p, from, end, cfg, rep, &win)
 	elapsed := time.Since(began)
 	stopProgress()
 	if err != nil {
@@ -333,10 +333,14 @@ func Consume(p *logstore.Partition, from, end int64, cfg ConsumeConfig, rep *Con
 	return nil
 }
 
-// consume reads p from off to end and counts into rep.
-func consume(p *logstore.Partition, off, end int64, cfg ConsumeConfig, rep *ConsumeReport, win *window) error {
+// consume reads p from off to end and counts into rep. The end of ctx
+// (a signal, in the command) stops it between reads, with ctx's cause.
+func consume(ctx context.Context, p *logstore.Partition, off, end int64, cfg ConsumeConfig, rep *ConsumeReport, win *window) error {
 	var rr recordbatch.RecordReader
 	for off < end {
+		if ctx.Err() != nil {
+			return fmt.Errorf("%w after %d records, at offset %d of %d", context.Cause(ctx), rep.Records, off, end)
+		}
 		data, err := p.Read(off, cfg.MaxBytes)
 		if err != nil {
 			return err
