@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	bolterrors "go.etcd.io/bbolt/errors"
 
@@ -403,7 +404,9 @@ func (pc *partitionCheck) batch(b recordbatch.Batch, file string, pos int64) err
 			b.BaseOffset(), b.LastOffset(), pc.rel(file), pos)
 		pc.pending = pc.pending[1:]
 	}
-	if err := pc.state.Apply(b); err != nil {
+	// The seen times the replay gives mean nothing (the log does not
+	// hold the store's clock) and are not compared.
+	if err := pc.state.Apply(b, time.Time{}); err != nil {
 		pc.broken = true
 		pc.report(Problem{Kind: ProblemCorrupt, File: pc.rel(file), Pos: pos, Snapshot: -1,
 			Detail: fmt.Sprintf("the producer state cannot replay the batch of offsets %d..%d: %v", b.BaseOffset(), b.LastOffset(), err)})
@@ -448,7 +451,7 @@ func (pc *partitionCheck) compare(off int64) {
 	}
 	want := pc.state.Snapshot()
 	pc.stats.Snapshots++
-	if snap.Equal(want) {
+	if snap.EqualIgnoringSeen(want) {
 		return
 	}
 	if diffs := diffSnapshot(snap, want); len(diffs) > 0 {
@@ -470,6 +473,8 @@ func (pc *partitionCheck) compare(off int64) {
 // purpose: a producer with no open transaction missing from got (expired
 // or over the cap when got was saved), and a producer that came back
 // after being forgotten, whose coordinator epoch then starts afresh.
+// Seen times are the store's clock, which the log does not hold: they
+// are not compared.
 func diffSnapshot(got, want producerstate.Snapshot) []string {
 	var diffs []string
 	g, w := got.Producers, want.Producers
@@ -497,13 +502,13 @@ func diffSnapshot(got, want producerstate.Snapshot) []string {
 // replay's, or "" when it does not (beyond a coordinator epoch reset by
 // forgetting the producer).
 func diffEntry(g, w producerstate.Entry) string {
-	if g.Equal(w) {
+	if g.EqualIgnoringSeen(w) {
 		return ""
 	}
 	if g.CoordinatorEpoch == -1 {
 		reset := g
 		reset.CoordinatorEpoch = w.CoordinatorEpoch
-		if reset.Equal(w) {
+		if reset.EqualIgnoringSeen(w) {
 			return ""
 		}
 	}

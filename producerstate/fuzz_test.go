@@ -186,7 +186,7 @@ func FuzzApplyBatches(f *testing.F) {
 			st.Check(b, now0)
 			st.CheckMarker(b, now0)
 			before := st.Snapshot()
-			if err := st.Apply(b); err != nil {
+			if err := st.Apply(b, now0); err != nil {
 				if !b.Attributes().Control() {
 					t.Fatalf("Apply of a data batch: %v", err)
 				}
