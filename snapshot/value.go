@@ -222,43 +222,80 @@ func (d *decoder) maxBatches(n uint64) int {
 	return int(min(n*producerstate.WindowSize, uint64(d.left()/minBatchSize)))
 }
 
+// The names of the varints that start a producer and that make a
+// batch, for errors.
+var (
+	producerFields = [...]string{"producer id", "epoch", "coordinator epoch", "transaction first offset", "last timestamp", "last seen"}
+	nextFields     = [...]string{"producer id delta", "epoch", "coordinator epoch", "transaction first offset", "last timestamp", "last seen"}
+	batchFields    = [...]string{"first sequence", "sequence span", "first offset", "offset span", "timestamp delta"}
+	laterFields    = [...]string{"sequence gap", "sequence span", "offset gap", "offset span", "timestamp delta"}
+)
+
 // producers reads the next len(dst) producers into dst, their windows
 // into batches, and returns how many batches it used. On a failure it
 // stops, with d.err set; the entries read by then mean nothing.
+//
+// It reads the varints of a producer, and those of a batch, in one call
+// of uvarints each, and checks their ranges afterwards: the position of
+// a field is worked out only for an error.
 func (d *decoder) producers(dst []producerstate.Entry, batches []producerstate.BatchMeta) (used int) {
+	nf := len(producerFields)
+	if d.version == valueVersion1 {
+		nf-- // no seen time
+	}
+	var f [len(producerFields)]uint64
 	for i := range dst {
 		e := &dst[i]
 		at := d.pos
+		names := producerFields[:nf]
+		if !d.first {
+			names = nextFields[:nf]
+		}
+		if !d.uvarints(f[:nf], names) {
+			return used
+		}
 		if d.first {
-			e.ProducerID = d.varint("producer id")
+			e.ProducerID = unzigzag(f[0])
 			d.first = false
 		} else {
-			delta := d.uvarint("producer id delta")
-			if d.err == nil && (delta == 0 || delta > uint64(math.MaxInt64)-uint64(d.prevID)) {
+			delta := f[0]
+			if delta == 0 || delta > uint64(math.MaxInt64)-uint64(d.prevID) {
 				d.fail(at, "producer id delta %d after %d is not in [1, %d]", delta, d.prevID, uint64(math.MaxInt64)-uint64(d.prevID))
+				return used
 			}
 			e.ProducerID = int64(uint64(d.prevID) + delta)
 		}
 		d.prevID = e.ProducerID
-		e.Epoch = int16(d.ranged("epoch", math.MinInt16, math.MaxInt16))
-		e.CoordinatorEpoch = int32(d.ranged("coordinator epoch", math.MinInt32, math.MaxInt32))
-		e.TxnFirstOffset = d.varint("transaction first offset")
-		e.LastTimestamp = d.varint("last timestamp")
+		epoch, coord := unzigzag(f[1]), unzigzag(f[2])
+		if epoch != int64(int16(epoch)) {
+			d.fail(d.fieldPos(at, 1), "epoch %d is out of range [%d, %d]", epoch, math.MinInt16, math.MaxInt16)
+			return used
+		}
+		if coord != int64(int32(coord)) {
+			d.fail(d.fieldPos(at, 2), "coordinator epoch %d is out of range [%d, %d]", coord, math.MinInt32, math.MaxInt32)
+			return used
+		}
+		e.Epoch, e.CoordinatorEpoch = int16(epoch), int32(coord)
+		e.TxnFirstOffset, e.LastTimestamp = unzigzag(f[3]), unzigzag(f[4])
 		e.LastSeen = producerstate.SeenUnknown
 		if d.version != valueVersion1 {
-			e.LastSeen = e.LastTimestamp + d.varint("last seen")
+			e.LastSeen = e.LastTimestamp + unzigzag(f[5])
 		}
+
 		at = d.pos
-		k := int(d.byte("window length"))
-		if d.err == nil && k > producerstate.WindowSize {
+		if at >= len(d.b) {
+			d.fail(at, "window length: cut off by the end of the value")
+			return used
+		}
+		k := int(d.b[at])
+		d.pos++
+		switch {
+		case k > producerstate.WindowSize:
 			d.fail(at, "window of %d batches, more than %d", k, producerstate.WindowSize)
-		}
-		if d.err == nil && k > d.left()/minBatchSize {
+		case k > d.left()/minBatchSize:
 			d.fail(at, "%d batches cannot fit in the %d bytes left", k, d.left())
-		}
-		if d.err == nil && used+k > len(batches) {
-			// Not reached: the bound above is what batches was made
-			// for.
+		case used+k > len(batches):
+			// Not reached: the bound above is what batches was made for.
 			d.fail(at, "%d batches after %d, more than the %d the value can hold", k, used, len(batches))
 		}
 		if d.err != nil {
@@ -274,31 +311,79 @@ func (d *decoder) producers(dst []producerstate.Entry, batches []producerstate.B
 		// offset span, timestamp; the first relative to the producer's
 		// fields and every later one to the batch before it.
 		lastSeq, lastOffset, ts := int32(-1), int64(-1), e.LastTimestamp
+		var g [len(batchFields)]uint64
 		for j := range w {
+			at := d.pos
+			names := batchFields[:]
+			if j > 0 {
+				names = laterFields[:]
+			}
+			if !d.uvarints(g[:], names) {
+				return used
+			}
+			gap, span := unzigzag(g[0]), unzigzag(g[1])
+			if gap != int64(int32(gap)) {
+				d.fail(at, "%s %d is out of range [%d, %d]", names[0], gap, math.MinInt32, math.MaxInt32)
+				return used
+			}
+			if span != int64(int32(span)) {
+				d.fail(d.fieldPos(at, 1), "%s %d is out of range [%d, %d]", names[1], span, math.MinInt32, math.MaxInt32)
+				return used
+			}
 			m := &w[j]
 			if j == 0 {
-				m.FirstSeq = int32(d.ranged("first sequence", math.MinInt32, math.MaxInt32))
-				m.FirstOffset = 0
+				m.FirstSeq = int32(gap)
+				m.FirstOffset = unzigzag(g[2])
 			} else {
-				m.FirstSeq = lastSeq + 1 + int32(d.ranged("sequence gap", math.MinInt32, math.MaxInt32))
-				m.FirstOffset = lastOffset + 1
+				m.FirstSeq = lastSeq + 1 + int32(gap)
+				m.FirstOffset = lastOffset + 1 + unzigzag(g[2])
 			}
-			m.LastSeq = m.FirstSeq + int32(d.ranged("sequence span", math.MinInt32, math.MaxInt32))
-			if j == 0 {
-				m.FirstOffset = d.varint("first offset")
-			} else {
-				m.FirstOffset += d.varint("offset gap")
-			}
-			m.LastOffset = m.FirstOffset + d.varint("offset span")
-			m.Timestamp = ts + d.varint("timestamp delta")
+			m.LastSeq = m.FirstSeq + int32(span)
+			m.LastOffset = m.FirstOffset + unzigzag(g[3])
+			m.Timestamp = ts + unzigzag(g[4])
 			lastSeq, lastOffset, ts = m.LastSeq, m.LastOffset, m.Timestamp
-		}
-		if d.err != nil {
-			return used
 		}
 		e.Batches = w
 	}
 	return used
+}
+
+// uvarints reads len(dst) unsigned varints, each in its minimal
+// encoding; names[i] names dst[i] in an error. It reports whether all
+// were read. The common one- and two-byte cases take no call.
+func (d *decoder) uvarints(dst []uint64, names []string) bool {
+	b, p := d.b, d.pos
+	for i := range dst {
+		if uint(p) < uint(len(b)) {
+			if c := b[p]; c < 0x80 {
+				dst[i] = uint64(c)
+				p++
+				continue
+			} else if p+1 < len(b) && b[p+1] < 0x80 && b[p+1] != 0 { // two bytes, minimal
+				dst[i] = uint64(c&0x7f) | uint64(b[p+1])<<7
+				p += 2
+				continue
+			}
+		}
+		d.pos = p
+		dst[i] = d.uvarintSlow(names[i])
+		if d.err != nil {
+			return false
+		}
+		p = d.pos
+	}
+	d.pos = p
+	return true
+}
+
+// fieldPos is the position of the i-th varint of the run that starts at
+// from, which uvarints has read: for an error.
+func (d *decoder) fieldPos(from, i int) int {
+	for ; i > 0; i-- {
+		_, n := binary.Uvarint(d.b[from:])
+		from += n
+	}
+	return from
 }
 
 func (d *decoder) left() int { return len(d.b) - d.pos }
@@ -351,30 +436,6 @@ func (d *decoder) uvarintSlow(what string) uint64 {
 	}
 	d.pos += n
 	return v
-}
-
-// varint reads a zigzag varint in its minimal encoding.
-func (d *decoder) varint(what string) int64 { return unzigzag(d.uvarint(what)) }
-
-// ranged reads a zigzag varint that must lie in [lo, hi].
-func (d *decoder) ranged(what string, lo, hi int64) int64 {
-	at := d.pos
-	v := d.varint(what)
-	if v < lo || v > hi {
-		d.fail(at, "%s %d is out of range [%d, %d]", what, v, lo, hi)
-		return 0
-	}
-	return v
-}
-
-func (d *decoder) byte(what string) byte {
-	if d.pos >= len(d.b) {
-		d.fail(d.pos, "%s: cut off by the end of the value", what)
-		return 0
-	}
-	c := d.b[d.pos]
-	d.pos++
-	return c
 }
 
 // finish returns the decoder's error, or a corruption when the value

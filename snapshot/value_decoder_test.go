@@ -100,7 +100,8 @@ func appendValueV1(dst []byte, snap producerstate.Snapshot) []byte {
 		dst = append(dst, v[from:d.pos]...)
 		d.uvarint("seen")
 		from = d.pos
-		k := int(d.byte("window"))
+		k := int(v[d.pos])
+		d.pos++
 		for range 5 * k {
 			d.uvarint("batch field")
 		}
