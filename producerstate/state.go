@@ -15,8 +15,9 @@ const DefaultExpireAfter = 24 * time.Hour
 // Config sets the limits of one partition's producer state.
 type Config struct {
 	// ExpireAfter is how long a producer without an open transaction is
-	// remembered after the timestamp of its newest batch or marker. Zero
-	// or negative: producers never expire (for opening old data).
+	// remembered after the store last saw a batch or marker of it
+	// (Entry.LastSeen, the store's clock; not a record timestamp). Zero
+	// or negative: producers never expire.
 	ExpireAfter time.Duration
 	// MaxProducers caps how many producers the partition remembers. When
 	// Apply adds a producer beyond the cap, the longest-idle producers
@@ -303,8 +304,8 @@ func (s *State) SetMapEndOffset(off int64) { s.mapEnd = off }
 func (s *State) Config() Config { return s.cfg }
 
 // Equal reports whether s and o hold the same producers with the same
-// entries (an empty window equals a nil one) and the same map end
-// offset. The configurations are not compared.
+// entries, seen times included (an empty window equals a nil one), and
+// the same map end offset. The configurations are not compared.
 func (s *State) Equal(o *State) bool {
 	if s.mapEnd != o.mapEnd || s.tab.n != o.tab.n {
 		return false
