@@ -161,13 +161,13 @@ func decodeState(value []byte, key int64, cfg producerstate.Config) (*producerst
 }
 
 // decoder reads one value. It is a sticky-error reader, as tsdb's
-// Decbuf and franz-go's kbin.Reader are: every read checks its field
-// (minimal varint encoding, range, bounds) and on the first failure
-// records in err what failed and at which byte; what later reads return
-// means nothing, and the caller looks at err once per producer rather
-// than after every field. The common case of a one-byte varint is small
-// enough to inline, so one decoder is both the fast path and the one
-// that says what is wrong and where.
+// Decbuf and franz-go's kbin.Reader are: every read checks what it reads
+// (minimal varint encoding, range, bounds) and the first failure is kept
+// in err, with what failed and at which byte, while later reads return
+// zero; the caller looks at err once per producer or batch, not after
+// every field. The one- and two-byte varints that make up most of a
+// value are read without a call (uvarints), so this one decoder is both
+// the fast path and the one that says what is wrong and where.
 type decoder struct {
 	b       []byte
 	pos     int
@@ -400,18 +400,17 @@ func (d *decoder) fail(pos int, format string, args ...any) {
 	}
 }
 
-// uvarint reads an unsigned varint in its minimal encoding. Most fields
-// take one byte, a case kept small enough to inline; after a failure
-// it may go on reading, never past the end, and what it returns means
-// nothing.
+// uvarint reads an unsigned varint in its minimal encoding (for the
+// header; producers and batches use uvarints). After a failure it
+// returns 0.
 func (d *decoder) uvarint(what string) uint64 {
-	if p := d.pos; p < len(d.b) && d.b[p] < 0x80 {
-		d.pos = p + 1
-		return uint64(d.b[p])
-	}
-	return d.uvarintSlow(what)
+	var v [1]uint64
+	d.uvarints(v[:], []string{what})
+	return v[0]
 }
 
+// uvarintSlow reads the varint at the position the long way, for
+// uvarints: any length, and the error when it is not there.
 func (d *decoder) uvarintSlow(what string) uint64 {
 	if d.err != nil {
 		return 0
