@@ -29,19 +29,21 @@ import (
 //     timestamp) as the newest in the window, forgetting the oldest past
 //     WindowSize; a batch without a sequence is not remembered;
 //   - sets LastTimestamp to the batch's max timestamp (a record
-//     timestamp, kept as data) and LastSeen to now;
+//     timestamp, kept as data), LastSeen to now and LastApplied to the
+//     batch's last offset;
 //   - opens a transaction at the batch's base offset when it is
 //     transactional and none is open.
 //
 // A control batch with a producer id reads its first record as a COMMIT
 // or ABORT marker, sets the epoch (as above), the coordinator epoch,
-// LastTimestamp (the record's timestamp, as Kafka does) and LastSeen
-// (now), and closes the open transaction. A control batch without records (compaction removed
+// LastTimestamp (the record's timestamp, as Kafka does), LastSeen (now)
+// and LastApplied, and closes the open transaction. A control batch without records (compaction removed
 // them) leaves the producers alone, as in Kafka.
 //
 // When Apply adds a producer beyond Config.MaxProducers, it forgets the
 // longest-idle producers without an open transaction (lowest LastSeen,
-// then lowest id) until the cap holds, never the one just added.
+// then lowest LastApplied, then lowest id) until the cap holds, never the
+// one just added.
 //
 // The only error is a marker record that cannot be decoded (a log that
 // is not valid); then the state, map end offset included, is unchanged,
@@ -78,6 +80,7 @@ func (s *State) Apply(b recordbatch.Batch, now time.Time) error {
 	}
 	e.LastTimestamp = b.MaxTimestamp()
 	e.LastSeen = seen
+	e.LastApplied = b.LastOffset()
 	if b.Attributes().Transactional() && !e.hasOpenTxn() {
 		e.TxnFirstOffset = b.BaseOffset()
 	}
@@ -104,6 +107,7 @@ func (s *State) applyMarker(b recordbatch.Batch, seen int64) error {
 	e.CoordinatorEpoch = m.CoordinatorEpoch
 	e.LastTimestamp = ts
 	e.LastSeen = seen
+	e.LastApplied = b.LastOffset()
 	e.TxnFirstOffset = noOffset
 	if added {
 		s.enforceCap(pid)
@@ -124,6 +128,7 @@ func (s *State) entry(pid int64, epoch int16, coordinatorEpoch int32) (e *entry,
 		Epoch:            epoch,
 		CoordinatorEpoch: coordinatorEpoch,
 		TxnFirstOffset:   noOffset,
+		LastApplied:      noOffset,
 	})
 	return s.tab.mut(i), true
 }

@@ -97,12 +97,13 @@
 //
 // Config.MaxProducers caps the producers: when Apply adds one beyond the
 // cap, it forgets the longest-idle ones that have no open transaction:
-// lowest LastSeen, then lowest LastTimestamp, then lowest id. A forgotten
-// producer is unknown again, so its next batch must start at sequence 0.
-// A replay sees every producer of the tail at one time, so among those
-// the cap goes by record timestamp: after a restart, the producers a cap
-// evicted while replaying can differ from those it evicted live when
-// record timestamps do not follow the store's clock.
+// lowest LastSeen, then lowest LastApplied (the offset of the producer's
+// newest batch or marker), then lowest id. The store's clock does not go
+// back, so live this is the order of LastApplied; a replay, which sees
+// every producer of the tail at one time, orders them by LastApplied
+// too, so it evicts exactly the producers the live state evicted. A
+// forgotten producer is unknown again, so its next batch must start at
+// sequence 0.
 //
 // # Invariants
 //

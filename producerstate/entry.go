@@ -19,8 +19,11 @@ type BatchMeta struct {
 // the client's data, kept as Kafka keeps it. LastSeen is the store's
 // clock, in Unix milliseconds, when the store last accepted a batch or
 // marker of the producer (or replayed one at startup): expiry and the
-// cap judge idleness on it; 0 means not known (SeenUnknown). Batches
-// holds at most WindowSize entries, oldest first.
+// cap judge idleness on it; 0 means not known (SeenUnknown).
+// LastApplied is the offset of the last record of the producer's newest
+// batch or marker, -1 when not known: the order in which the store took
+// producers, which the cap uses among equal seen times. Batches holds at
+// most WindowSize entries, oldest first.
 type Entry struct {
 	ProducerID       int64
 	Epoch            int16
@@ -28,6 +31,7 @@ type Entry struct {
 	TxnFirstOffset   int64
 	LastTimestamp    int64
 	LastSeen         int64
+	LastApplied      int64
 	Batches          []BatchMeta
 }
 

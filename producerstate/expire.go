@@ -82,10 +82,13 @@ func (s *State) expiryCutoff(now time.Time) (cut int64, any bool) {
 // enforceCap forgets the longest-idle producers without an open
 // transaction, never keep, until no more than Config.MaxProducers
 // remain or no producer can go. Longest idle is the lowest LastSeen (a
-// seen time not known counts as the lowest); among equal seen times, as
-// after a replay at startup, the lowest LastTimestamp, then the lowest
-// id. Each eviction scans every producer; it runs only when a producer is
-// added beyond the cap.
+// seen time not known counts as the lowest); among equal seen times the
+// lowest LastApplied, then the lowest id. The store's clock does not go
+// back, so seen times follow the offsets, and the order is the order of
+// LastApplied, which a replay knows too: a replay, which sees every
+// producer of the tail at one time, evicts the producers the live state
+// evicted. Each eviction scans every producer; it runs only when a
+// producer is added beyond the cap.
 func (s *State) enforceCap(keep int64) {
 	for s.cfg.MaxProducers > 0 && s.tab.n > s.cfg.MaxProducers {
 		victim := -1
@@ -112,8 +115,8 @@ func idleLonger(e, v *entry) bool {
 	if e.LastSeen != v.LastSeen {
 		return e.LastSeen < v.LastSeen
 	}
-	if e.LastTimestamp != v.LastTimestamp {
-		return e.LastTimestamp < v.LastTimestamp
+	if e.LastApplied != v.LastApplied {
+		return e.LastApplied < v.LastApplied
 	}
 	return e.ProducerID < v.ProducerID
 }

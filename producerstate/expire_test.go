@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/logstore/logstore/producerstate"
+	"github.com/logstore/logstore/recordbatch"
 )
 
 func TestDefaultConfig(t *testing.T) {
@@ -234,30 +235,69 @@ func TestCapBySeenTime(t *testing.T) {
 }
 
 func TestCap(t *testing.T) {
+	// Every batch at one store time (now0): the longest idle is then the
+	// one whose newest batch is oldest in the log; record timestamps play
+	// no part.
 	cfg := producerstate.Config{MaxProducers: 3}
 	p := newPartition(t, cfg)
-	want(t, p.send(data(t, bspec{pid: 10, seq: 0, ts: ts0 + 50}), now0), producerstate.OK)
-	want(t, p.send(data(t, bspec{pid: 11, seq: 0, ts: ts0 + 20}), now0), producerstate.OK)
-	want(t, p.send(data(t, bspec{pid: 12, seq: 0, ts: ts0 + 20}), now0), producerstate.OK)
-	// Producer 10 writes again: its LastTimestamp is its newest batch's.
-	want(t, p.send(data(t, bspec{pid: 10, seq: 1, ts: ts0 + 60}), now0), producerstate.OK)
+	want(t, p.send(data(t, bspec{pid: 10, seq: 0, ts: ts0 + 50}), now0), producerstate.OK) // offset 0
+	want(t, p.send(data(t, bspec{pid: 11, seq: 0, ts: ts0 + 90}), now0), producerstate.OK) // 1
+	want(t, p.send(data(t, bspec{pid: 12, seq: 0, ts: ts0 + 20}), now0), producerstate.OK) // 2
+	// Producer 10 writes again: its LastApplied is its newest batch's.
+	want(t, p.send(data(t, bspec{pid: 10, seq: 1, ts: ts0 + 60}), now0), producerstate.OK) // 3
 	if p.st.Len() != 3 {
 		t.Fatalf("len %d", p.st.Len())
 	}
-	// A fourth producer evicts the longest idle: 11 and 12 tie at +20,
-	// the lower id goes.
-	want(t, p.send(data(t, bspec{pid: 13, seq: 0, ts: ts0 + 70}), now0), producerstate.OK)
+	// A fourth producer evicts the longest idle: 11, last at offset 1,
+	// although its timestamp is the newest.
+	want(t, p.send(data(t, bspec{pid: 13, seq: 0, ts: ts0 + 70}), now0), producerstate.OK) // 4
 	assertProducers(t, p.st, 10, 12, 13)
 	// The evicted producer is unknown again.
 	want(t, p.st.Check(data(t, bspec{pid: 11, seq: 1}), now0), producerstate.OutOfOrder, "unknown producer")
-	// A new producer is never its own victim, even with the oldest
-	// timestamp; a marker adds a producer too.
-	want(t, p.send(data(t, bspec{pid: 14, seq: 0, ts: ts0}), now0), producerstate.OK)
+	// A new producer is never its own victim; a marker adds a producer
+	// too.
+	want(t, p.send(data(t, bspec{pid: 14, seq: 0, ts: ts0}), now0), producerstate.OK) // 5: 12 goes
 	assertProducers(t, p.st, 10, 13, 14)
-	want(t, p.send(marker(t, 15, 0, true, 0, ts0+80), now0), producerstate.OK)
-	assertProducers(t, p.st, 10, 13, 15)
+	want(t, p.send(marker(t, 15, 0, true, 0, ts0+80), now0), producerstate.OK) // 6: 10 goes
+	assertProducers(t, p.st, 13, 14, 15)
 	if full := replay(t, cfg, p.log); !full.Equal(p.st) {
 		t.Fatalf("replay differs:\n%s", diff(full, p.st))
+	}
+}
+
+// TestCapReplayEvictsAsLive: with the cap, a replay at one time evicts
+// the producers the live state evicted by seen time, also when record
+// timestamps do not follow the clock (a lagging client; a retry accepted
+// after an eviction carries its old timestamp), after every batch, from
+// empty and from a snapshot.
+func TestCapReplayEvictsAsLive(t *testing.T) {
+	cfg := producerstate.Config{MaxProducers: 2}
+	p := newPartition(t, cfg)
+	var live []producerstate.Snapshot // after each batch
+	send := func(b recordbatch.Batch, now time.Time, ids ...int64) {
+		t.Helper()
+		want(t, p.send(b, now), producerstate.OK)
+		assertProducers(t, p.st, ids...)
+		live = append(live, p.st.Snapshot())
+	}
+	first := data(t, bspec{pid: 1, seq: 0, ts: ts0})
+	send(first, now0, 1)
+	send(data(t, bspec{pid: 2, seq: 0, ts: ts0 - 5000}), now0.Add(time.Second), 1, 2)   // its clock lags
+	send(data(t, bspec{pid: 3, seq: 0, ts: ts0 + 2000}), now0.Add(2*time.Second), 2, 3) // 1 goes, seen first
+	// Producer 1 retries its first batch: unknown, so it is written again
+	// with its old timestamp, and 2 goes.
+	send(first, now0.Add(3*time.Second), 1, 3)
+	open := now0.Add(time.Hour)
+	for k := 1; k <= len(p.log); k++ {
+		if got := replayAt(t, producerstate.New(cfg), p.log[:k], open).Snapshot(); !got.EqualIgnoringSeen(live[k-1]) {
+			t.Errorf("replay of %d batches from empty:\n got %+v\nwant %+v", k, got, live[k-1])
+		}
+		for j := 1; j < k; j++ {
+			from := producerstate.FromSnapshot(cfg, live[j-1])
+			if got := replayAt(t, from, p.log[j:k], open).Snapshot(); !got.EqualIgnoringSeen(live[k-1]) {
+				t.Errorf("replay of %d batches from the snapshot after %d:\n got %+v\nwant %+v", k, j, got, live[k-1])
+			}
+		}
 	}
 }
 

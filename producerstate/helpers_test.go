@@ -263,7 +263,7 @@ func fmtEntry(e producerstate.Entry, ok bool) string {
 	if !ok {
 		return "(absent)"
 	}
-	return fmt.Sprintf("epoch %d coord %d txn %d ts %d seen %d window %s", e.Epoch, e.CoordinatorEpoch, e.TxnFirstOffset, e.LastTimestamp, e.LastSeen, fmtWindow(e.Batches))
+	return fmt.Sprintf("epoch %d coord %d txn %d ts %d seen %d applied %d window %s", e.Epoch, e.CoordinatorEpoch, e.TxnFirstOffset, e.LastTimestamp, e.LastSeen, e.LastApplied, fmtWindow(e.Batches))
 }
 
 // fmtWindow prints a window as the issue does: [0..2] [3..4], with the

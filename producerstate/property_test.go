@@ -62,7 +62,6 @@ type workload struct {
 	prods []*genProducer
 	snaps []savedSnapshot
 	clock time.Time
-	skew  bool // record timestamps are not the store's clock
 	stats map[string]int
 }
 
@@ -74,7 +73,7 @@ func TestPropertySnapshotReplay(t *testing.T) {
 	wraps := 0
 	for _, cfg := range []producerstate.Config{
 		{},                             // no expiry, no cap
-		{MaxProducers: 4},              // eviction, deterministic, so replay reproduces it
+		{MaxProducers: 4},              // eviction by seen time, then log order, which a replay reproduces
 		{ExpireAfter: 2 * time.Second}, // judged by Check on the store's clock; nothing removed
 	} {
 		total := map[string]int{}
@@ -103,7 +102,6 @@ func runWorkload(t *testing.T, cfg producerstate.Config, seed uint64, ops int) *
 		r:     rand.New(rand.NewPCG(seed, 0x5eed)),
 		p:     newPartition(t, cfg),
 		clock: now0,
-		skew:  cfg.MaxProducers == 0,
 		stats: map[string]int{},
 	}
 	for i := range 7 {
@@ -117,17 +115,10 @@ func runWorkload(t *testing.T, cfg producerstate.Config, seed uint64, ops int) *
 	return w
 }
 
-// ts is the timestamp of a record the workload sends. With skew, it is
-// the client's clock, which may lag the store's by days, lead it, or be
-// missing (-1); expiry must not care. Without, it is the store's clock:
-// a cap's evictions follow seen times live, and a replay, which sees
-// every producer of the tail at one time, orders those by record
-// timestamp, so a replay evicts the same producers only when timestamps
-// follow the clock.
+// ts is the timestamp of a record the workload sends: the client's
+// clock, which may lag the store's by days, lead it, or be missing (-1);
+// neither expiry nor the cap may care.
 func (w *workload) ts() int64 {
-	if !w.skew {
-		return w.clock.UnixMilli()
-	}
 	switch w.r.IntN(4) {
 	case 0:
 		return -1

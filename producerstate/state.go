@@ -160,6 +160,7 @@ func setEntry(e *entry, p *Entry) {
 	e.TxnFirstOffset = p.TxnFirstOffset
 	e.LastTimestamp = p.LastTimestamp
 	e.LastSeen = p.LastSeen
+	e.LastApplied = p.LastApplied
 	e.CoordinatorEpoch = p.CoordinatorEpoch
 	e.Epoch = p.Epoch
 	e.n = uint8(copy(e.window[:], w))
@@ -267,6 +268,7 @@ func buildSnapshot(offset int64, chunks []*chunk, n int) Snapshot {
 		p.TxnFirstOffset = e.TxnFirstOffset
 		p.LastTimestamp = e.LastTimestamp
 		p.LastSeen = e.LastSeen
+		p.LastApplied = e.LastApplied
 		if e.n > 0 {
 			end := w + copy(windows[w:], e.window[:e.n])
 			p.Batches = windows[w:end:end]
@@ -329,6 +331,7 @@ func (e Entry) Equal(o Entry) bool {
 		e.TxnFirstOffset == o.TxnFirstOffset &&
 		e.LastTimestamp == o.LastTimestamp &&
 		e.LastSeen == o.LastSeen &&
+		e.LastApplied == o.LastApplied &&
 		slices.Equal(e.Batches, o.Batches)
 }
 
@@ -362,6 +365,7 @@ func (e *entry) export() Entry {
 		TxnFirstOffset:   e.TxnFirstOffset,
 		LastTimestamp:    e.LastTimestamp,
 		LastSeen:         e.LastSeen,
+		LastApplied:      e.LastApplied,
 	}
 	if e.n > 0 {
 		c.Batches = slices.Clone(e.batches())
@@ -377,6 +381,7 @@ func (e *entry) equal(o *entry) bool {
 		e.TxnFirstOffset == o.TxnFirstOffset &&
 		e.LastTimestamp == o.LastTimestamp &&
 		e.LastSeen == o.LastSeen &&
+		e.LastApplied == o.LastApplied &&
 		slices.Equal(e.batches(), o.batches())
 }
 

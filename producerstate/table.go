@@ -8,14 +8,15 @@ type entry struct {
 	TxnFirstOffset   int64
 	LastTimestamp    int64
 	LastSeen         int64
+	LastApplied      int64
 	CoordinatorEpoch int32
 	Epoch            int16
 	n                uint8                 // batches in the window: window[:n], oldest first
 	window           [WindowSize]BatchMeta // window[n:] means nothing
 }
 
-// chunkSize is how many entries a chunk holds: 32 entries of 200 bytes,
-// 6.25 KiB, so that copying one before a write costs about a microsecond.
+// chunkSize is how many entries a chunk holds: 32 entries of 208 bytes,
+// 6.5 KiB, so that copying one before a write costs about a microsecond.
 const chunkSize = 32
 
 // chunk is a block of entries. A chunk that a Frozen copy shares is never

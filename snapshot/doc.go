@@ -27,6 +27,9 @@
 //	              vi    last seen − last timestamp: the store's clock when
 //	                    it last took a batch of the producer, in Unix ms;
 //	                    0 (SeenUnknown) when not known
+//	              vi    snapshot offset − 1 − last applied: the offset of
+//	                    the producer's newest batch or marker, -1 when not
+//	                    known
 //	              1     window length k, 0..5 (producerstate.WindowSize)
 //	              k ×   batch, oldest first (b = this batch, p = the one
 //	                    before it; the first batch has no p):
@@ -51,10 +54,12 @@
 // the client's clock is near the store's.
 //
 // Format version 1, written before seen times were kept, is the same
-// without the last seen field. It still decodes: its producers get
-// LastSeen producerstate.SeenUnknown, which the partition replaces with
-// the time of the open (see producerstate's ExpireProducers). It is
-// never written: the next save writes version 2.
+// without the last seen and last applied fields. It still decodes: its
+// producers get LastSeen producerstate.SeenUnknown, which the partition
+// replaces with the time of the open (see producerstate's
+// ExpireProducers), and as LastApplied the last offset of their newest
+// batch, -1 without one. It is never written: the next save writes
+// version 2.
 //
 // These layouts are part of the on-disk format: a change needs a new
 // format version.
@@ -129,7 +134,8 @@
 // KafkaEntry.Entry and KafkaEntryOf convert as Kafka does. Timestamp is
 // the producer's last record timestamp, as Kafka writes it; the file has
 // no room for the store's seen time, so KafkaEntryOf drops it and
-// KafkaEntry.Entry gives producerstate.SeenUnknown. A file Kafka
+// KafkaEntry.Entry gives producerstate.SeenUnknown (and LastOffset as
+// the last applied offset). A file Kafka
 // would refuse gives a *KafkaSnapshotError whose Error() is Kafka's own
 // CorruptSnapshotException message, word for word.
 package snapshot

@@ -48,6 +48,7 @@ func richSnapshot(seed uint64, offset int64, n int) producerstate.Snapshot {
 			TxnFirstOffset:   pick(-1, -1, 0, math.MaxInt64, int64(rng.Uint64()>>1), rng.Int64N(1<<40)),
 			LastTimestamp:    pick(-1, 0, math.MinInt64, math.MaxInt64, 1700000000000+rng.Int64N(1<<30)),
 			LastSeen:         pick(0, -1, math.MinInt64, math.MaxInt64, 1700000000000+rng.Int64N(1<<30)),
+			LastApplied:      pick(-1, 0, offset-1, math.MinInt64, math.MaxInt64, rng.Int64N(1<<40)),
 		}
 		k := i % (producerstate.WindowSize + 1)
 		if i%3 != 0 {
@@ -119,6 +120,7 @@ func fullSnapshot(offset int64, n int) producerstate.Snapshot {
 		}
 		e.LastTimestamp = t
 		e.LastSeen = t + int64(i%50) // the store takes it a little after the client stamps it
+		e.LastApplied = e.Batches[len(e.Batches)-1].LastOffset
 		snap.Producers[i] = e
 	}
 	return snap

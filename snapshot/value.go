@@ -58,6 +58,7 @@ func AppendValue(dst []byte, snap producerstate.Snapshot) ([]byte, error) {
 		dst = binary.AppendVarint(dst, p.TxnFirstOffset)
 		dst = binary.AppendVarint(dst, p.LastTimestamp)
 		dst = binary.AppendVarint(dst, p.LastSeen-p.LastTimestamp)
+		dst = binary.AppendVarint(dst, snap.Offset-1-p.LastApplied)
 		dst = append(dst, byte(len(p.Batches)))
 		for j, b := range p.Batches {
 			if j == 0 {
@@ -103,8 +104,9 @@ func checkSnapshot(snap producerstate.Snapshot) error {
 // 2. Errors are *DecodeError (Offset -1) wrapping ErrCorrupt or
 // ErrVersion. The result shares no memory with value. An empty window
 // decodes as a nil Batches, and no producers as a nil Producers. A
-// version 1 value has no seen times: its producers decode with LastSeen
-// producerstate.SeenUnknown.
+// version 1 value has no seen times and no last applied offsets: its
+// producers decode with LastSeen producerstate.SeenUnknown and
+// LastApplied the last offset of their newest batch (-1 without one).
 func DecodeValue(value []byte) (producerstate.Snapshot, error) {
 	return decodeValue(value, -1)
 }
@@ -225,8 +227,8 @@ func (d *decoder) maxBatches(n uint64) int {
 // The names of the varints that start a producer and that make a
 // batch, for errors.
 var (
-	producerFields = [...]string{"producer id", "epoch", "coordinator epoch", "transaction first offset", "last timestamp", "last seen"}
-	nextFields     = [...]string{"producer id delta", "epoch", "coordinator epoch", "transaction first offset", "last timestamp", "last seen"}
+	producerFields = [...]string{"producer id", "epoch", "coordinator epoch", "transaction first offset", "last timestamp", "last seen", "last applied"}
+	nextFields     = [...]string{"producer id delta", "epoch", "coordinator epoch", "transaction first offset", "last timestamp", "last seen", "last applied"}
 	batchFields    = [...]string{"first sequence", "sequence span", "first offset", "offset span", "timestamp delta"}
 	laterFields    = [...]string{"sequence gap", "sequence span", "offset gap", "offset span", "timestamp delta"}
 )
@@ -241,7 +243,7 @@ var (
 func (d *decoder) producers(dst []producerstate.Entry, batches []producerstate.BatchMeta) (used int) {
 	nf := len(producerFields)
 	if d.version == valueVersion1 {
-		nf-- // no seen time
+		nf -= 2 // no seen time, no last applied offset
 	}
 	var f [len(producerFields)]uint64
 	for i := range dst {
@@ -277,9 +279,10 @@ func (d *decoder) producers(dst []producerstate.Entry, batches []producerstate.B
 		}
 		e.Epoch, e.CoordinatorEpoch = int16(epoch), int32(coord)
 		e.TxnFirstOffset, e.LastTimestamp = unzigzag(f[3]), unzigzag(f[4])
-		e.LastSeen = producerstate.SeenUnknown
+		e.LastSeen, e.LastApplied = producerstate.SeenUnknown, -1
 		if d.version != valueVersion1 {
 			e.LastSeen = e.LastTimestamp + unzigzag(f[5])
+			e.LastApplied = d.offset - 1 - unzigzag(f[6])
 		}
 
 		at = d.pos
@@ -344,6 +347,9 @@ func (d *decoder) producers(dst []producerstate.Entry, batches []producerstate.B
 			lastSeq, lastOffset, ts = m.LastSeq, m.LastOffset, m.Timestamp
 		}
 		e.Batches = w
+		if d.version == valueVersion1 {
+			e.LastApplied = lastOffset // the newest batch's, the best version 1 knows
+		}
 	}
 	return used
 }

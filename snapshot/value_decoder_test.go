@@ -69,6 +69,12 @@ func asVersion1(t *testing.T, snap producerstate.Snapshot) []byte {
 		t.Fatal(err)
 	}
 	for _, p := range got.Producers {
+		if want := int64(-1); len(p.Batches) > 0 {
+			want = p.Batches[len(p.Batches)-1].LastOffset
+			if p.LastApplied != want {
+				t.Fatalf("version 1 producer %d decodes with last applied %d, want %d", p.ProducerID, p.LastApplied, want)
+			}
+		}
 		if p.LastSeen != producerstate.SeenUnknown {
 			t.Fatalf("version 1 producer %d decodes with seen %d", p.ProducerID, p.LastSeen)
 		}
@@ -82,7 +88,8 @@ func appendValueV1(dst []byte, snap producerstate.Snapshot) []byte {
 	if err != nil {
 		panic(err)
 	}
-	// Re-encode field by field, dropping each producer's seen time.
+	// Re-encode field by field, dropping each producer's seen time and
+	// last applied offset.
 	d, n, err := newDecoder(v, -1)
 	if err != nil {
 		panic(err)
@@ -99,6 +106,7 @@ func appendValueV1(dst []byte, snap producerstate.Snapshot) []byte {
 		}
 		dst = append(dst, v[from:d.pos]...)
 		d.uvarint("seen")
+		d.uvarint("last applied")
 		from = d.pos
 		k := int(v[d.pos])
 		d.pos++
@@ -138,6 +146,7 @@ func extremeSnapshotN(seed uint64, n int) producerstate.Snapshot {
 			TxnFirstOffset:   pick(-1, 0, math.MaxInt64, math.MinInt64),
 			LastTimestamp:    pick(-1, 1700000000000, math.MaxInt64, math.MinInt64),
 			LastSeen:         pick(0, 1700000000000, 1700000000001, math.MaxInt64, math.MinInt64),
+			LastApplied:      pick(-1, 0, 299, math.MaxInt64, math.MinInt64),
 		}
 		for j := range i % (producerstate.WindowSize + 1) {
 			e.Batches = append(e.Batches, producerstate.BatchMeta{

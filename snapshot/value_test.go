@@ -66,11 +66,11 @@ func TestValueLayout(t *testing.T) {
 	// The smallest interesting value, byte by byte, as the package doc
 	// draws it.
 	snap := producerstate.Snapshot{Offset: 300, Producers: []producerstate.Entry{
-		{ProducerID: 5, Epoch: 1, CoordinatorEpoch: -1, TxnFirstOffset: -1, LastTimestamp: 1000, LastSeen: 1003, Batches: []producerstate.BatchMeta{
+		{ProducerID: 5, Epoch: 1, CoordinatorEpoch: -1, TxnFirstOffset: -1, LastTimestamp: 1000, LastSeen: 1003, LastApplied: 13, Batches: []producerstate.BatchMeta{
 			{FirstSeq: 0, LastSeq: 2, FirstOffset: 10, LastOffset: 12, Timestamp: 999},
 			{FirstSeq: 3, LastSeq: 3, FirstOffset: 13, LastOffset: 13, Timestamp: 1000},
 		}},
-		{ProducerID: 8, Epoch: 0, CoordinatorEpoch: 2, TxnFirstOffset: 20, LastTimestamp: 1, LastSeen: producerstate.SeenUnknown},
+		{ProducerID: 8, Epoch: 0, CoordinatorEpoch: 2, TxnFirstOffset: 20, LastTimestamp: 1, LastSeen: producerstate.SeenUnknown, LastApplied: 299},
 	}}
 	body := []byte{
 		0xac, 0x02, // offset 300
@@ -80,13 +80,15 @@ func TestValueLayout(t *testing.T) {
 		0x01,       // coordinator epoch -1
 		0x01,       // txn first offset -1
 		0xd0, 0x0f, // last timestamp 1000
-		0x06,                         // last seen 1003 = 1000 + 3
+		0x06,       // last seen 1003 = 1000 + 3
+		0xbc, 0x04, // last applied 13 = 300 - 1 - 286
 		0x02,                         // 2 batches
 		0x00, 0x04, 0x14, 0x04, 0x01, // seq 0, span 2, offset 10, span 2, ts 1000-1
 		0x00, 0x00, 0x00, 0x00, 0x02, // gap 0, span 0, gap 0, span 0, ts +1
 		0x03,                   // id delta 3 (unsigned)
 		0x00, 0x04, 0x28, 0x02, // epoch 0, coordinator epoch 2, txn 20, last timestamp 1
 		0x01, // last seen 0 (not known) = 1 - 1
+		0x00, // last applied 299 = 300 - 1 - 0
 		0x00, // no batches
 	}
 	want := binary.BigEndian.AppendUint16(nil, 2)
@@ -168,17 +170,17 @@ func withCRC(v []byte) []byte {
 }
 
 func TestDecodeValueErrors(t *testing.T) {
-	// Bytes 9-16 are the first producer (id, epoch, coordinator epoch,
-	// transaction, last timestamp in two, last seen, window length 16),
-	// its batch 17-21, the second producer 22-28.
+	// Bytes 9-17 are the first producer (id, epoch, coordinator epoch,
+	// transaction, last timestamp in two, last seen, last applied, window
+	// length 17), its batch 18-22, the second producer 23-30.
 	good := mustEncode(t, producerstate.Snapshot{Offset: 300, Producers: []producerstate.Entry{
-		{ProducerID: 5, Epoch: 1, CoordinatorEpoch: -1, TxnFirstOffset: -1, LastTimestamp: 1000, LastSeen: 1000, Batches: []producerstate.BatchMeta{
+		{ProducerID: 5, Epoch: 1, CoordinatorEpoch: -1, TxnFirstOffset: -1, LastTimestamp: 1000, LastSeen: 1000, LastApplied: 299, Batches: []producerstate.BatchMeta{
 			{FirstSeq: 0, LastSeq: 2, FirstOffset: 10, LastOffset: 12, Timestamp: 999},
 		}},
-		{ProducerID: 8, Epoch: 0, CoordinatorEpoch: 2, TxnFirstOffset: 20, LastTimestamp: 1, LastSeen: 1},
+		{ProducerID: 8, Epoch: 0, CoordinatorEpoch: 2, TxnFirstOffset: 20, LastTimestamp: 1, LastSeen: 1, LastApplied: 299},
 	}})
-	if len(good) != 29 {
-		t.Fatalf("%d bytes, the cases below expect 29", len(good))
+	if len(good) != 31 {
+		t.Fatalf("%d bytes, the cases below expect 31", len(good))
 	}
 	edit := func(f func(v []byte) []byte) []byte { return f(bytes.Clone(good)) }
 	cases := []struct {
@@ -195,16 +197,17 @@ func TestDecodeValueErrors(t *testing.T) {
 		{"flipped bit", edit(func(v []byte) []byte { v[12] ^= 0x10; return v }), snapshot.ErrCorrupt, 2, "crc32c mismatch"},
 		{"flipped crc", edit(func(v []byte) []byte { v[3] ^= 1; return v }), snapshot.ErrCorrupt, 2, "crc32c mismatch"},
 		{"cut body", withCRC(good[:len(good)-3]), snapshot.ErrCorrupt, len(good) - 3, "cut off"},
-		{"cut in window", withCRC(append(append(bytes.Clone(good[:8]), 0x01), good[9:19]...)), snapshot.ErrCorrupt, 16, "1 batches cannot fit"},
+		{"cut in window", withCRC(append(append(bytes.Clone(good[:8]), 0x01), good[9:20]...)), snapshot.ErrCorrupt, 17, "1 batches cannot fit"},
 		{"trailing byte", withCRC(append(bytes.Clone(good), 0)), snapshot.ErrCorrupt, len(good), "1 trailing bytes"},
 		{"huge count", withCRC(append(append(bytes.Clone(good[:8]), 0xff, 0xff, 0xff, 0xff, 0x0f), good[9:]...)), snapshot.ErrCorrupt, 8, "cannot fit"},
 		{"overlong varint", withCRC(append(append(bytes.Clone(good[:8]), 0x82, 0x00), good[9:]...)), snapshot.ErrCorrupt, 8, "varint of 2 bytes"},
 		{"varint overflow", withCRC(append(append(bytes.Clone(good[:6]), bytes.Repeat([]byte{0xff}, 10)...), 0x01)), snapshot.ErrCorrupt, 6, "overflows"},
 		{"offset above int64", withCRC(append(append(bytes.Clone(good[:6]), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01), good[8:]...)), snapshot.ErrCorrupt, 6, "does not fit an int64"},
-		{"window of 6", withCRC(edit(func(v []byte) []byte { v[16] = 6; return v })), snapshot.ErrCorrupt, 16, "window of 6"},
+		{"window of 6", withCRC(edit(func(v []byte) []byte { v[17] = 6; return v })), snapshot.ErrCorrupt, 17, "window of 6"},
 		{"seen overflows", withCRC(append(append(bytes.Clone(good[:15]), bytes.Repeat([]byte{0xff}, 10)...), good[16:]...)), snapshot.ErrCorrupt, 15, "last seen: varint overflows"},
 		{"epoch out of range", withCRC(append(append(bytes.Clone(good[:10]), 0x80, 0x80, 0x04), good[11:]...)), snapshot.ErrCorrupt, 10, "epoch 32768 is out of range"},
-		{"id not ascending", withCRC(edit(func(v []byte) []byte { v[22] = 0; return v })), snapshot.ErrCorrupt, 22, "producer id delta 0"},
+		{"id not ascending", withCRC(edit(func(v []byte) []byte { v[23] = 0; return v })), snapshot.ErrCorrupt, 23, "producer id delta 0"},
+		{"applied overflows", withCRC(append(append(bytes.Clone(good[:16]), bytes.Repeat([]byte{0x80}, 10)...), good[17:]...)), snapshot.ErrCorrupt, 16, "last applied: varint overflows"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
