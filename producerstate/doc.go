@@ -114,8 +114,10 @@
 //     equals the state after replaying the whole log from empty, in
 //     everything but the seen times (Snapshot.EqualIgnoringSeen): the log
 //     holds no store clock. They are equal outright (State.Equal) when
-//     every Apply was given the same now. Without a cap, expiry by
-//     ExpireProducers is the only other way time enters.
+//     every Apply was given the same now. This holds with a cap too: the
+//     cap orders by seen time and then by LastApplied, and with a clock
+//     that does not go back both follow the log, so a replay evicts what
+//     the live state evicted.
 //   - A producer is never seen earlier after a restart than it was
 //     before it: the snapshot keeps its seen time, and a replay at open
 //     sets it to the open's time.
