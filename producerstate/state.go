@@ -197,7 +197,7 @@ type Frozen struct {
 // lock.
 //
 // It costs the State later: the first write to each group of 32
-// producers after a Freeze copies that group's 6 KiB (about a
+// producers after a Freeze copies that group's 6.5 KiB (about a
 // microsecond), so the copying Snapshot would do at once is spread over
 // the appends that follow, at most one such copy per Apply.
 func (s *State) Freeze() Frozen {

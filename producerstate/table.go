@@ -30,7 +30,7 @@ type chunk [chunkSize]entry
 // Copy on write: freeze hands the chunks, as they are, to a Frozen copy
 // and marks every one shared (owned false); the first write to a shared
 // chunk afterwards copies it (mut). So a freeze copies only the chunk
-// pointers, and the 6 KiB copies happen one at a time, each on the first
+// pointers, and the 6.5 KiB copies happen one at a time, each on the first
 // write to its chunk, never all at once.
 type table struct {
 	chunks []*chunk

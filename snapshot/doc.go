@@ -49,9 +49,10 @@
 // wrap (2147483647 then 0) and negative or extreme values included, while
 // ordinary windows (consecutive sequences and offsets, close timestamps)
 // cost a byte or two per field. A producer with a full window is about
-// 50 bytes instead of the 199 a fixed-width layout takes. The seen time
+// 50 bytes instead of the 207 a fixed-width layout takes. The seen time
 // is stored as its distance from the last timestamp, a byte or two when
-// the client's clock is near the store's.
+// the client's clock is near the store's, and the last applied offset as
+// its distance below the snapshot's offset.
 //
 // Format version 1, written before seen times were kept, is the same
 // without the last seen and last applied fields. It still decodes: its
