@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 
 	bolterrors "go.etcd.io/bbolt/errors"
 
@@ -483,7 +484,9 @@ func (pc *partitionCheck) batch(b recordbatch.Batch, file string, pos int64) err
 			b.BaseOffset(), b.LastOffset(), pc.rel(file), pos)
 		pc.pending = pc.pending[1:]
 	}
-	if err := pc.state.Apply(b); err != nil {
+	// The seen times the replay gives mean nothing (the log does not
+	// hold the store's clock) and are not compared.
+	if err := pc.state.Apply(b, time.Time{}); err != nil {
 		pc.broken = true
 		pc.report(Problem{Kind: ProblemCorrupt, File: pc.rel(file), Pos: pos, Snapshot: -1,
 			Detail: fmt.Sprintf("the producer state cannot replay the batch of offsets %d..%d: %v", b.BaseOffset(), b.LastOffset(), err)})
@@ -528,7 +531,7 @@ func (pc *partitionCheck) compare(off int64) {
 	}
 	want := pc.state.Snapshot()
 	pc.stats.Snapshots++
-	if snap.Equal(want) {
+	if snap.EqualIgnoringSeen(want) {
 		return
 	}
 	if diffs := diffSnapshot(snap, want); len(diffs) > 0 {
@@ -550,6 +553,8 @@ func (pc *partitionCheck) compare(off int64) {
 // purpose: a producer with no open transaction missing from got (expired
 // or over the cap when got was saved), and a producer that came back
 // after being forgotten, whose coordinator epoch then starts afresh.
+// Seen times are the store's clock, which the log does not hold: they
+// are not compared.
 func diffSnapshot(got, want producerstate.Snapshot) []string {
 	var diffs []string
 	g, w := got.Producers, want.Producers
@@ -577,13 +582,13 @@ func diffSnapshot(got, want producerstate.Snapshot) []string {
 // replay's, or "" when it does not (beyond a coordinator epoch reset by
 // forgetting the producer).
 func diffEntry(g, w producerstate.Entry) string {
-	if g.Equal(w) {
+	if g.EqualIgnoringSeen(w) {
 		return ""
 	}
 	if g.CoordinatorEpoch == -1 {
 		reset := g
 		reset.CoordinatorEpoch = w.CoordinatorEpoch
-		if reset.Equal(w) {
+		if reset.EqualIgnoringSeen(w) {
 			return ""
 		}
 	}

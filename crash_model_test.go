@@ -144,18 +144,21 @@ func oracle(p *logstore.Partition, e expect, o checkOptions) error {
 
 	// The producer state is a full replay: of everything below the end
 	// when a snapshot was loaded (it remembers producers whose batches
-	// retention deleted), of the log left otherwise.
+	// retention deleted), of the log left otherwise. The store's clock is
+	// crashClock, fixed, so every append and every replay at open saw
+	// its producers at the same time, and the seen times must be equal
+	// too: the replay runs at that clock.
 	want := producerstate.New(producerstate.Config{})
 	if p.Startup().SnapshotOffset >= 0 {
 		for _, w := range e.tl[:e.tl.index(end)] {
-			if err := want.Apply(w.data); err != nil {
+			if err := want.Apply(w.data, crashClock()); err != nil {
 				return err
 			}
 		}
 	} else {
 		want.SetMapEndOffset(start)
 		for _, b := range log {
-			if err := want.Apply(b); err != nil {
+			if err := want.Apply(b, crashClock()); err != nil {
 				return err
 			}
 		}

@@ -28,7 +28,10 @@
 // at a clean close one at the log end; at open it deletes
 // snapshots above the recovered log end, loads the newest good one and
 // replays the batches after it, so the state equals a full replay of the
-// log. Topic names follow Kafka's rules, and every name is
+// log. Producers expire after Options.ProducerExpiry idle on the store's
+// clock (the time the store last accepted a batch of each, kept in the
+// snapshots; a producer replayed at open counts as seen then), never on
+// record timestamps, which are the client's data. Topic names follow Kafka's rules, and every name is
 // checked before any file is touched, so no name reaches outside DIR.
 //
 // # Invariants

@@ -96,16 +96,19 @@ type Options struct {
 	// partition sets it, to save producer state whenever a segment rolls.
 	Segment segment.Config
 
-	// ProducerExpiry is how long a producer may stay idle (judged on its
-	// newest batch timestamp against the clock, as Kafka judges it)
-	// before the partition forgets it. Zero means
-	// producerstate.DefaultExpireAfter (1 day); a negative value turns
-	// expiry off, which matters when opening old data.
+	// ProducerExpiry is how long a producer may stay idle before the
+	// partition forgets it. Idleness is judged on the store's clock
+	// (Segment.Now): the time the store last accepted a batch of the
+	// producer, kept in every snapshot, and at open the open's time for
+	// a producer replayed from the log after the snapshot. Record
+	// timestamps play no part (unlike Kafka, which judges on them).
+	// Zero means producerstate.DefaultExpireAfter (1 day); a negative
+	// value turns expiry off.
 	ProducerExpiry time.Duration
 
 	// MaxProducers caps the producers a partition remembers; past it the
-	// longest-idle one without an open transaction is forgotten. Zero:
-	// no cap.
+	// longest-idle one (by the same seen times) without an open
+	// transaction is forgotten. Zero: no cap.
 	MaxProducers int
 
 	// MaxRecordsBytes bounds what the records of one compressed batch may

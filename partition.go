@@ -184,7 +184,10 @@ func (p *Partition) appendChecked(b recordbatch.Batch) (AppendResult, error) {
 	if err := p.saveFailed(); err != nil {
 		return AppendResult{}, err
 	}
-	dup, isDup, err := p.checkProducer(b)
+	// The store's clock for this batch: the check judges expiry on it,
+	// and the state records it as the producer's seen time.
+	now := p.now()
+	dup, isDup, err := p.checkProducer(b, now)
 	if err != nil {
 		return AppendResult{}, err
 	}
@@ -203,7 +206,7 @@ func (p *Partition) appendChecked(b recordbatch.Batch) (AppendResult, error) {
 		return AppendResult{}, err
 	}
 	// The batch is in the log at its offsets: the state follows it.
-	if err := p.state.Apply(b); err != nil {
+	if err := p.state.Apply(b, now); err != nil {
 		return AppendResult{}, err
 	}
 	return AppendResult{BaseOffset: info.BaseOffset, LastOffset: info.LastOffset}, nil
@@ -212,9 +215,10 @@ func (p *Partition) appendChecked(b recordbatch.Batch) (AppendResult, error) {
 // checkProducer decides on a batch against the producer state (see
 // DESIGN.md, "Producer checks") before anything touches the log: the
 // first copy's offsets and true for a DUPLICATE, a *RefusedError for a
-// refusal, and nothing for a batch to write. The caller holds appendMu.
-func (p *Partition) checkProducer(b recordbatch.Batch) (dup AppendResult, isDup bool, err error) {
-	d := p.state.Check(b, p.now())
+// refusal, and nothing for a batch to write, judged at now. The caller
+// holds appendMu.
+func (p *Partition) checkProducer(b recordbatch.Batch, now time.Time) (dup AppendResult, isDup bool, err error) {
+	d := p.state.Check(b, now)
 	switch d.Outcome {
 	case producerstate.OK:
 		return AppendResult{}, false, nil
@@ -460,7 +464,11 @@ func (p *Partition) Startup() StartupReport { return p.startup }
 // below the log start pruned), the newest good snapshot is loaded, and
 // the batches after it are replayed without checks (the log is the
 // truth). Without a usable snapshot, as in a directory Kafka wrote, the
-// whole log is replayed.
+// whole log is replayed. A producer replayed counts as seen at the time
+// of the open, and one loaded without a seen time (an older snapshot) is
+// given that time too, so a restart never makes a producer expire
+// earlier than it would have live; the snapshot's producers keep the
+// seen times they were saved with.
 func (p *Partition) loadProducerState(pdir string) error {
 	snaps, rep, err := snapshot.Open(pdir, snapshot.Options{})
 	if err != nil {
@@ -476,6 +484,7 @@ func (p *Partition) loadProducerState(pdir string) error {
 		return err
 	}
 	cfg := p.store.opts.producerConfig()
+	openedAt := p.now()
 	st, skipped, ok, err := snaps.LoadLatestState(end, cfg)
 	if err != nil {
 		return err
@@ -495,13 +504,13 @@ func (p *Partition) loadProducerState(pdir string) error {
 			return nil
 		}
 		p.startup.ReplayedBatches++
-		return p.state.Apply(b)
+		return p.state.Apply(b, openedAt)
 	})
 	if err != nil {
 		return fmt.Errorf("logstore: replaying producer state from offset %d: %w", from, err)
 	}
 	p.state.SetMapEndOffset(end)
-	p.state.ExpireProducers(p.now())
+	p.state.ExpireProducers(openedAt)
 	p.startup.Producers = p.state.Len()
 	return nil
 }

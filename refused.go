@@ -163,9 +163,9 @@ func refuseProducer(d producerstate.Decision) *RefusedError {
 		r.Kind = RefusedOpenTransaction
 		r.Reason = d.Outcome.String() + ": " + d.Reason
 	default:
-		// A marker that does not decode: only CheckMarker decides so, and
-		// Append never sends it a batch (ValidateClient refuses control
-		// batches).
+		// An epoch below -1, or a marker that does not decode (only
+		// CheckMarker decides so, and Append never sends it a batch:
+		// ValidateClient refuses control batches).
 		r.Kind = RefusedInvalid
 		r.Reason = d.Outcome.String() + ": " + d.Reason
 	}

@@ -46,7 +46,7 @@ func BenchmarkCheckApply(b *testing.B) {
 					b.Fatalf("%s: %s", d.Outcome, d.Reason)
 				}
 				bt.SetBaseOffset(st.MapEndOffset())
-				if err := st.Apply(bt); err != nil {
+				if err := st.Apply(bt, now0); err != nil {
 					b.Fatal(err)
 				}
 				next[i] = recordbatch.IncrementSequence(next[i], 5)
@@ -69,7 +69,7 @@ func BenchmarkCheckDuplicate(b *testing.B) {
 	for seq := int32(0); seq < 25; seq += 5 {
 		bt := data(b, bspec{pid: 1, seq: seq, n: 5, ts: ts0})
 		bt.SetBaseOffset(st.MapEndOffset())
-		if err := st.Apply(bt); err != nil {
+		if err := st.Apply(bt, now0); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -94,7 +94,7 @@ func BenchmarkSnapshot(b *testing.B) {
 		for seq := int32(0); seq < 25; seq += 5 {
 			bt := data(b, bspec{pid: int64(i), seq: seq, n: 5, ts: ts0})
 			bt.SetBaseOffset(st.MapEndOffset())
-			if err := st.Apply(bt); err != nil {
+			if err := st.Apply(bt, now0); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -112,7 +112,7 @@ func BenchmarkSnapshot(b *testing.B) {
 		for seq := int32(0); seq < 25; seq += 5 {
 			bt := data(b, bspec{pid: int64(i), seq: seq, n: 5, ts: ts0})
 			bt.SetBaseOffset(shuffled.MapEndOffset())
-			if err := shuffled.Apply(bt); err != nil {
+			if err := shuffled.Apply(bt, now0); err != nil {
 				b.Fatal(err)
 			}
 		}

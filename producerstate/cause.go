@@ -49,6 +49,10 @@ const (
 	// BadMarker (INVALID): the marker's record does not decode as COMMIT
 	// or ABORT.
 	BadMarker
+	// InvalidEpoch (INVALID): a batch or marker with a producer id has an
+	// epoch below -1, which no producer has. Expected -1 (the lowest),
+	// Got the epoch.
+	InvalidEpoch
 )
 
 var causeNames = [...]string{
@@ -62,6 +66,7 @@ var causeNames = [...]string{
 	OpenTransaction:       "OPEN_TRANSACTION",
 	NotControlBatch:       "NOT_CONTROL_BATCH",
 	BadMarker:             "BAD_MARKER",
+	InvalidEpoch:          "INVALID_EPOCH",
 }
 
 // String returns the cause's name, such as SEQUENCE_GAP.
@@ -82,7 +87,7 @@ func (c Cause) Outcome() Outcome {
 		return Fenced
 	case OpenTransaction:
 		return InvalidTxnState
-	case NotControlBatch, BadMarker:
+	case NotControlBatch, BadMarker, InvalidEpoch:
 		return Invalid
 	}
 	return 0

@@ -70,6 +70,7 @@ func TestCauseString(t *testing.T) {
 		producerstate.NewEpochNotAtZero: "NEW_EPOCH_NOT_AT_ZERO",
 		producerstate.OlderEpoch:        "OLDER_EPOCH",
 		producerstate.BadMarker:         "BAD_MARKER",
+		producerstate.InvalidEpoch:      "INVALID_EPOCH",
 		200:                             "Cause(200)",
 	} {
 		if got := c.String(); got != s {

@@ -88,6 +88,8 @@ func refuse(c Cause, expected, got int64, format string, args ...any) Decision {
 // to CheckMarker.) The rules, in this order:
 //
 //   - No producer id (any negative id): OK, unchecked.
+//   - An epoch below -1 (Kafka's "no epoch"): INVALID, as Kafka refuses
+//     it.
 //   - Unknown producer, or one that has expired against now (see
 //     ExpireProducers): the base sequence must be 0, else OUT_OF_ORDER.
 //     This store does not take up a producer mid-stream.
@@ -114,6 +116,9 @@ func (s *State) Check(b recordbatch.Batch, now time.Time) Decision {
 		return s.CheckMarker(b, now)
 	}
 	pid, epoch := b.ProducerID(), b.ProducerEpoch()
+	if epoch < noEpoch {
+		return invalidEpoch(pid, epoch)
+	}
 	first, last := b.BaseSequence(), b.LastSequence()
 	e, expired := s.lookup(pid, now)
 	if e == nil {
@@ -159,8 +164,9 @@ func (s *State) Check(b recordbatch.Batch, now time.Time) Decision {
 // newer producer epoch is accepted, and a marker for an unknown (or
 // expired) producer too, whether or not a transaction is open. A batch
 // without producer id, or a control batch without records, is OK (there
-// is nothing to check); a batch that is not a control batch, or whose
-// first record is not a COMMIT or ABORT marker, is INVALID.
+// is nothing to check); a batch that is not a control batch, whose
+// producer epoch is below -1, or whose first record is not a COMMIT or
+// ABORT marker, is INVALID.
 // CheckMarker never changes the state.
 func (s *State) CheckMarker(b recordbatch.Batch, now time.Time) Decision {
 	if !b.HasProducerID() {
@@ -169,6 +175,9 @@ func (s *State) CheckMarker(b recordbatch.Batch, now time.Time) Decision {
 	pid, epoch := b.ProducerID(), b.ProducerEpoch()
 	if !b.Attributes().Control() {
 		return refuse(NotControlBatch, 0, 0, "producer %d epoch %d: not a control batch", pid, epoch)
+	}
+	if epoch < noEpoch {
+		return invalidEpoch(pid, epoch)
 	}
 	if b.NumRecords() == 0 {
 		return accepted
@@ -190,6 +199,16 @@ func (s *State) CheckMarker(b recordbatch.Batch, now time.Time) Decision {
 	return accepted
 }
 
+// noEpoch is Kafka's NO_PRODUCER_EPOCH: the lowest epoch a batch may
+// carry. Kafka refuses a batch with a producer id and a lower epoch.
+const noEpoch = -1
+
+// invalidEpoch is the refusal of a batch whose producer epoch is below
+// -1.
+func invalidEpoch(pid int64, epoch int16) Decision {
+	return refuse(InvalidEpoch, noEpoch, int64(epoch), "producer %d: epoch %d is not a producer epoch (the lowest is %d)", pid, epoch, noEpoch)
+}
+
 // lookup returns the entry of producer pid as the checks see it: nil when
 // the producer is unknown or expired against now, with expired telling
 // which.
@@ -206,12 +225,12 @@ func (s *State) lookup(pid int64, now time.Time) (e *entry, expired bool) {
 }
 
 // expired reports whether e is past its expiry at now: no open
-// transaction, and now at least ExpireAfter after its newest timestamp
-// (Kafka's isProducerExpired). time.Time.Sub saturates, so timestamps far
-// from now cannot overflow.
+// transaction, a known seen time, and now at least ExpireAfter after it
+// (Kafka's isProducerExpired, on the store's clock instead of a record
+// timestamp). time.Time.Sub saturates, so no seen time can overflow.
 func (s *State) expired(e *entry, now time.Time) bool {
-	return s.cfg.ExpireAfter > 0 && !e.hasOpenTxn() &&
-		now.Sub(time.UnixMilli(e.LastTimestamp)) >= s.cfg.ExpireAfter
+	return s.cfg.ExpireAfter > 0 && !e.hasOpenTxn() && e.LastSeen != SeenUnknown &&
+		now.Sub(time.UnixMilli(e.LastSeen)) >= s.cfg.ExpireAfter
 }
 
 // readMarker decodes the first record of control batch b as an end

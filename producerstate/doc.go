@@ -13,7 +13,7 @@
 //	switch d.Outcome {
 //	case producerstate.OK:
 //		b.SetBaseOffset(logEnd)    // append at the log end, then
-//		err = st.Apply(b)          // record it
+//		err = st.Apply(b, now)     // record it, seen at now
 //	case producerstate.Duplicate:
 //		// answer d.DuplicateFirst, d.DuplicateLast; write nothing
 //	default:
@@ -23,10 +23,13 @@
 //		// both OUT_OF_ORDER, but Kafka answers them differently).
 //	}
 //
+// now is the store's clock, one reading per batch, for both calls.
+//
 // At startup, FromSnapshot(cfg, snap) (or New(cfg) with SetMapEndOffset
 // at the log start; or a Loader, fed one producer at a time by a decoder)
-// and then Apply for every batch of the log from the snapshot's offset
-// on, in order: Apply checks nothing, the log is the truth. Snapshot
+// and then Apply(b, openedAt) for every batch of the log from the
+// snapshot's offset on, in order, with the time of the open: Apply checks
+// nothing, the log is the truth. Then ExpireProducers(openedAt). Snapshot
 // returns the state to save, as of MapEndOffset.
 //
 // To save the state while holding a lock that appends wait for, as a
@@ -42,7 +45,8 @@
 // Per producer id, for a data batch with epoch e, base sequence s and last
 // sequence l, in this order (Check):
 //
-//  1. No producer id (negative): not checked.
+//  1. No producer id (negative): not checked. An epoch below -1 with a
+//     producer id: INVALID, as Kafka refuses it.
 //  2. Unknown producer: s must be 0, else OUT_OF_ORDER. Unlike Kafka,
 //     this store does not take up a producer mid-stream.
 //  3. e older than the remembered epoch: FENCED.
@@ -72,37 +76,58 @@
 //
 // # Expiry and the cap
 //
-// A producer with no open transaction expires when the current time is
-// at least Config.ExpireAfter (one day in DefaultConfig; 0 turns expiry
-// off) after its LastTimestamp, the max timestamp of its newest batch or
-// the timestamp of its newest marker: a record timestamp, as in Kafka. Check judges an
-// expired producer unknown at once; ExpireProducers removes expired
-// producers from memory. Config.MaxProducers caps the producers: when
-// Apply adds one beyond the cap, it forgets the longest-idle ones (lowest
-// LastTimestamp, then lowest id) that have no open transaction. A
+// Each producer keeps two times. LastTimestamp is a record timestamp:
+// the max timestamp of its newest batch, or the timestamp of its newest
+// marker, as Kafka keeps it. It is the client's data (it may lag the
+// clock, lead it, or be -1) and no rule reads it. LastSeen is the
+// store's clock, in Unix milliseconds, when the store last accepted a
+// batch or marker of the producer: the now given to Apply. At startup a
+// producer replayed from the log tail counts as seen at the time of the
+// open (the now of that Apply), and a producer loaded without a seen
+// time (SeenUnknown, 0: a snapshot written before seen times were kept,
+// or Kafka's own snapshot file) is given the now of the next
+// ExpireProducers; so a restart never makes a producer expire earlier
+// than it would have without one.
+//
+// A producer with no open transaction expires when now is at least
+// Config.ExpireAfter (one day in DefaultConfig; 0 turns expiry off) after
+// its LastSeen. Kafka judges expiry on the record timestamp instead; with
+// "an unknown producer must start at sequence 0" that would forget a
+// live producer whose clock lags (or that sends no timestamps) before
+// each of its batches, refusing its next sequence and writing a retry of
+// its first batch twice. Check judges an expired producer unknown at
+// once; ExpireProducers removes expired producers from memory.
+//
+// Config.MaxProducers caps the producers: when Apply adds one beyond the
+// cap, it forgets the longest-idle ones that have no open transaction:
+// lowest LastSeen, then lowest LastApplied (the offset of the producer's
+// newest batch or marker), then lowest id. The store's clock does not go
+// back, so live this is the order of LastApplied; a replay, which sees
+// every producer of the tail at one time, orders them by LastApplied
+// too, so it evicts exactly the producers the live state evicted. A
 // forgotten producer is unknown again, so its next batch must start at
 // sequence 0.
-//
-// Note that since an unknown producer must start at sequence 0, a
-// producer whose record timestamps lag the clock by more than ExpireAfter
-// (a skewed client clock, or batches without timestamps, whose max
-// timestamp is -1) is judged expired before each batch: it can write only
-// batches that start at sequence 0, and a retry of such a batch is not
-// recognised as a duplicate. Such producers need ExpireAfter 0, or batches
-// stamped with LogAppendTime.
 //
 // # Invariants
 //
 //   - Check and CheckMarker never change the state; only Apply,
 //     ExpireProducers and SetMapEndOffset do.
-//   - Apply is a function of the state and the batch alone, so the state
-//     after FromSnapshot(Snapshot()) plus the batches after it equals the
-//     state after replaying the whole log from empty (State.Equal). Time
-//     enters only through ExpireProducers, which a restart also runs.
+//   - Apply is a function of the state, the batch and its now, so the
+//     state after FromSnapshot(Snapshot()) plus the batches after it
+//     equals the state after replaying the whole log from empty, in
+//     everything but the seen times (Snapshot.EqualIgnoringSeen): the log
+//     holds no store clock. They are equal outright (State.Equal) when
+//     every Apply was given the same now. This holds with a cap too: the
+//     cap orders by seen time and then by LastApplied, and with a clock
+//     that does not go back both follow the log, so a replay evicts what
+//     the live state evicted.
+//   - A producer is never seen earlier after a restart than it was
+//     before it: the snapshot keeps its seen time, and a replay at open
+//     sets it to the open's time.
 //   - A retry of any of a producer's last 5 batches, in the same epoch,
 //     with no newer epoch since and the producer not expired, is
 //     DUPLICATE with its original offsets, before and after a snapshot
-//     and restart.
+//     and restart, whatever the batches' timestamps.
 //   - Apply never fails on a log that Kafka or logstore wrote; its only
 //     error is a marker record that does not decode.
 //

@@ -9,9 +9,11 @@ import (
 )
 
 // freezeLoad applies, for each of pids, batches enough to fill the window
-// from seq on, at timestamp ts, and returns the next sequence of each.
+// from seq on, at timestamp ts and with the store's clock at ts, and
+// returns the next sequence of each.
 func freezeLoad(t *testing.T, p *partition, pids []int64, epoch int16, seq map[int64]int32, ts int64, batches int) {
 	t.Helper()
+	p.clock = time.UnixMilli(ts)
 	for range batches {
 		for _, pid := range pids {
 			p.appendBatch(data(t, bspec{pid: pid, epoch: epoch, seq: seq[pid], n: 2, ts: ts}))
@@ -131,20 +133,20 @@ func TestFreezeConcurrent(t *testing.T) {
 }
 
 // TestExpireMatchesExpired: ExpireProducers, which compares each
-// producer's timestamp with one cutoff, removes exactly the producers
-// that Check judges expired, for timestamps and clocks at the edges of
-// their ranges.
+// producer's seen time with one cutoff, removes exactly the producers
+// that Check judges expired, for seen times and clocks at the edges of
+// their ranges (0 is a seen time not known: neither expires it).
 func TestExpireMatchesExpired(t *testing.T) {
 	tss := []int64{-1 << 63, -1<<63 + 1, -1e15, -1, 0, 1, ts0 - 3_600_001, ts0 - 3_600_000, ts0 - 3_599_999, ts0, ts0 + 1, 1e15, 1<<63 - 2, 1<<63 - 1}
 	var expired, kept int
 	nows := []time.Time{now0, now0.Add(time.Nanosecond), now0.Add(-time.Nanosecond), now0.Add(999_999), time.Unix(0, 0), time.Unix(-1<<62, 0), time.Unix(1<<62, 0), time.Unix(1<<62, 999_999_999), time.Now()}
 	for _, after := range []time.Duration{time.Nanosecond, time.Millisecond, time.Hour, 1<<63 - 1} {
 		for _, now := range nows {
-			// Timestamps a batch cannot carry come from a snapshot.
+			// Seen times a clock cannot give come from a snapshot.
 			snap := producerstate.Snapshot{Offset: 100}
 			for i, ts := range tss {
 				snap.Producers = append(snap.Producers, producerstate.Entry{
-					ProducerID: int64(i), TxnFirstOffset: -1, LastTimestamp: ts,
+					ProducerID: int64(i), TxnFirstOffset: -1, LastSeen: ts,
 					Batches: []producerstate.BatchMeta{{FirstSeq: 0, LastSeq: 0, FirstOffset: int64(i), LastOffset: int64(i), Timestamp: ts}},
 				})
 			}
@@ -168,7 +170,7 @@ func TestExpireMatchesExpired(t *testing.T) {
 					kept++
 				}
 				if got[int64(i)] != want[int64(i)] {
-					t.Errorf("ExpireAfter %v, now %v, timestamp %d: expired %v, Check says %v", after, now, ts, got[int64(i)], want[int64(i)])
+					t.Errorf("ExpireAfter %v, now %v, seen %d: expired %v, Check says %v", after, now, ts, got[int64(i)], want[int64(i)])
 				}
 			}
 		}

@@ -151,10 +151,13 @@ type partition struct {
 	cfg producerstate.Config
 	st  *producerstate.State
 	log []recordbatch.Batch
+	// clock is the store's clock: the time of the newest send (now0
+	// before any), at which appendBatch applies.
+	clock time.Time
 }
 
 func newPartition(t testing.TB, cfg producerstate.Config) *partition {
-	return &partition{t: t, cfg: cfg, st: producerstate.New(cfg)}
+	return &partition{t: t, cfg: cfg, st: producerstate.New(cfg), clock: now0}
 }
 
 // send runs b through the check at now and, when it is OK, appends a copy
@@ -162,6 +165,7 @@ func newPartition(t testing.TB, cfg producerstate.Config) *partition {
 // so a test can send it again.
 func (p *partition) send(b recordbatch.Batch, now time.Time) producerstate.Decision {
 	p.t.Helper()
+	p.clock = now
 	d := p.st.Check(b, now)
 	if d.Outcome == producerstate.OK {
 		p.appendBatch(b)
@@ -169,13 +173,13 @@ func (p *partition) send(b recordbatch.Batch, now time.Time) producerstate.Decis
 	return d
 }
 
-// appendBatch appends a copy of b at the log end and applies it, without
-// any check.
+// appendBatch appends a copy of b at the log end and applies it at the
+// clock, without any check.
 func (p *partition) appendBatch(b recordbatch.Batch) recordbatch.Batch {
 	p.t.Helper()
 	c := recordbatch.Batch(bytes.Clone(b))
 	c.SetBaseOffset(p.st.MapEndOffset())
-	if err := p.st.Apply(c); err != nil {
+	if err := p.st.Apply(c, p.clock); err != nil {
 		p.t.Fatalf("Apply at offset %d: %v", c.BaseOffset(), err)
 	}
 	p.log = append(p.log, c)
@@ -194,7 +198,7 @@ func (p *partition) restart() {
 }
 
 // replay applies log to a new state from empty, as startup without a
-// snapshot does.
+// snapshot does, at now0 (the time of the open).
 func replay(t testing.TB, cfg producerstate.Config, log []recordbatch.Batch) *producerstate.State {
 	t.Helper()
 	return replayOnto(t, producerstate.New(cfg), log)
@@ -202,12 +206,26 @@ func replay(t testing.TB, cfg producerstate.Config, log []recordbatch.Batch) *pr
 
 func replayOnto(t testing.TB, st *producerstate.State, log []recordbatch.Batch) *producerstate.State {
 	t.Helper()
+	return replayAt(t, st, log, now0)
+}
+
+// replayAt applies log onto st as a startup at now does: every producer
+// replayed counts as seen at now.
+func replayAt(t testing.TB, st *producerstate.State, log []recordbatch.Batch, now time.Time) *producerstate.State {
+	t.Helper()
 	for _, b := range log {
-		if err := st.Apply(b); err != nil {
+		if err := st.Apply(b, now); err != nil {
 			t.Fatalf("replay at offset %d: %v", b.BaseOffset(), err)
 		}
 	}
 	return st
+}
+
+// sameButSeen reports whether a and b hold the same producers with the
+// same entries and map end offset, their seen times aside: what a replay
+// of the log determines.
+func sameButSeen(a, b *producerstate.State) bool {
+	return a.Snapshot().EqualIgnoringSeen(b.Snapshot())
 }
 
 // diff describes how two states differ, through their snapshots.
@@ -245,7 +263,7 @@ func fmtEntry(e producerstate.Entry, ok bool) string {
 	if !ok {
 		return "(absent)"
 	}
-	return fmt.Sprintf("epoch %d coord %d txn %d ts %d window %s", e.Epoch, e.CoordinatorEpoch, e.TxnFirstOffset, e.LastTimestamp, fmtWindow(e.Batches))
+	return fmt.Sprintf("epoch %d coord %d txn %d ts %d seen %d applied %d window %s", e.Epoch, e.CoordinatorEpoch, e.TxnFirstOffset, e.LastTimestamp, e.LastSeen, e.LastApplied, fmtWindow(e.Batches))
 }
 
 // fmtWindow prints a window as the issue does: [0..2] [3..4], with the

@@ -39,7 +39,7 @@ type genProducer struct {
 	txnMode bool        // the client writes transactional batches
 	open    bool        // a transaction is open
 	coord   int32       // coordinator epoch the partition remembers
-	lastTS  int64       // timestamp of its newest batch or marker
+	seen    int64       // the store's clock (ms) when it last took a batch or marker of it
 }
 
 func (g *genProducer) next() int32 {
@@ -52,6 +52,7 @@ func (g *genProducer) next() int32 {
 type savedSnapshot struct {
 	snap   producerstate.Snapshot
 	logLen int
+	run    int // restarts before it was taken
 }
 
 type workload struct {
@@ -72,8 +73,8 @@ func TestPropertySnapshotReplay(t *testing.T) {
 	wraps := 0
 	for _, cfg := range []producerstate.Config{
 		{},                             // no expiry, no cap
-		{MaxProducers: 4},              // eviction, deterministic, so replay reproduces it
-		{ExpireAfter: 2 * time.Second}, // judged by Check; nothing removed
+		{MaxProducers: 4},              // eviction by seen time, then log order, which a replay reproduces
+		{ExpireAfter: 2 * time.Second}, // judged by Check on the store's clock; nothing removed
 	} {
 		total := map[string]int{}
 		for seed := range uint64(seeds) {
@@ -114,7 +115,20 @@ func runWorkload(t *testing.T, cfg producerstate.Config, seed uint64, ops int) *
 	return w
 }
 
-func (w *workload) ts() int64 { return w.clock.UnixMilli() }
+// ts is the timestamp of a record the workload sends: the client's
+// clock, which may lag the store's by days, lead it, or be missing (-1);
+// neither expiry nor the cap may care.
+func (w *workload) ts() int64 {
+	switch w.r.IntN(4) {
+	case 0:
+		return -1
+	case 1:
+		return w.clock.Add(-48 * time.Hour).UnixMilli()
+	case 2:
+		return w.clock.Add(time.Duration(w.r.IntN(5000)) * time.Millisecond).UnixMilli()
+	}
+	return w.clock.UnixMilli()
+}
 
 func (w *workload) fail(seed uint64, step int, format string, args ...any) {
 	w.t.Helper()
@@ -142,7 +156,7 @@ func (w *workload) send(seed uint64, step int, what string, b recordbatch.Batch,
 // expired reports whether the partition must judge g expired now.
 func (w *workload) expired(g *genProducer) bool {
 	e := w.p.cfg.ExpireAfter
-	return e > 0 && !g.open && w.clock.Sub(time.UnixMilli(g.lastTS)) >= e
+	return e > 0 && !g.open && w.clock.Sub(time.UnixMilli(g.seen)) >= e
 }
 
 // live reports whether the partition must judge g known now.
@@ -163,7 +177,7 @@ func (w *workload) accepted(g *genProducer, b recordbatch.Batch) {
 	}
 	g.epoch = b.ProducerEpoch()
 	g.known = true
-	g.lastTS = b.MaxTimestamp()
+	g.seen = w.clock.UnixMilli()
 	app := w.p.log[len(w.p.log)-1]
 	g.run = append(g.run, sentBatch{b: b, first: b.BaseSequence(), last: b.LastSequence(), offFirst: app.BaseOffset(), offLast: app.LastOffset()})
 	if b.Attributes().Transactional() && !g.open {
@@ -172,12 +186,12 @@ func (w *workload) accepted(g *genProducer, b recordbatch.Batch) {
 }
 
 // markerAccepted records an appended marker in the model.
-func (w *workload) markerAccepted(g *genProducer, epoch int16, coord int32, ts int64) {
+func (w *workload) markerAccepted(g *genProducer, epoch int16, coord int32) {
 	if !g.known || epoch != g.epoch {
 		g.run = nil
 		g.epoch = epoch
 	}
-	g.known, g.open, g.coord, g.lastTS = true, false, coord, ts
+	g.known, g.open, g.coord, g.seen = true, false, coord, w.clock.UnixMilli()
 }
 
 // syncEvictions forgets, in the model, the producers the cap evicted.
@@ -216,8 +230,8 @@ func (w *workload) verify(seed uint64, step int, g *genProducer) {
 	if !ok {
 		return
 	}
-	if e.Epoch != g.epoch || (e.TxnFirstOffset >= 0) != g.open || e.CoordinatorEpoch != g.coord {
-		w.fail(seed, step, "producer %d: %s; model epoch %d open %v coord %d", g.pid, fmtEntry(e, true), g.epoch, g.open, g.coord)
+	if e.Epoch != g.epoch || (e.TxnFirstOffset >= 0) != g.open || e.CoordinatorEpoch != g.coord || e.LastSeen != g.seen {
+		w.fail(seed, step, "producer %d: %s; model epoch %d open %v coord %d seen %d", g.pid, fmtEntry(e, true), g.epoch, g.open, g.coord, g.seen)
 	}
 	win := g.run[max(0, len(g.run)-producerstate.WindowSize):]
 	if len(e.Batches) != len(win) {
@@ -287,7 +301,7 @@ func (w *workload) step(seed uint64, step int) {
 		if g.open {
 			m := marker(t, g.pid, epoch, false, g.coord, w.ts())
 			if w.send(seed, step, "abort with a bumped epoch", m, producerstate.OK, 0, 0) {
-				w.markerAccepted(g, epoch, g.coord, w.ts())
+				w.markerAccepted(g, epoch, g.coord)
 			}
 			return
 		}
@@ -311,7 +325,7 @@ func (w *workload) step(seed uint64, step int) {
 		coord := max(g.coord, 0) + int32(r.IntN(2))
 		m := marker(t, g.pid, g.epoch, r.IntN(2) == 0, coord, w.ts())
 		if w.send(seed, step, "marker", m, producerstate.OK, 0, 0) {
-			w.markerAccepted(g, g.epoch, coord, w.ts())
+			w.markerAccepted(g, g.epoch, coord)
 		}
 	case op < 80: // a zombie coordinator
 		if !live || g.coord < 1 {
@@ -336,7 +350,7 @@ func (w *workload) step(seed uint64, step int) {
 			w.accepted(g, b)
 		}
 	case op < 93:
-		w.snaps = append(w.snaps, savedSnapshot{snap: w.p.st.Snapshot(), logLen: len(w.p.log)})
+		w.snaps = append(w.snaps, savedSnapshot{snap: w.p.st.Snapshot(), logLen: len(w.p.log), run: w.stats["restart"]})
 	case op < 96: // a pause, long enough for expiry
 		w.clock = w.clock.Add(time.Duration(r.IntN(3000)) * time.Millisecond)
 	default:
@@ -348,25 +362,56 @@ func (w *workload) step(seed uint64, step int) {
 // random snapshot (or from empty) plus the tail of the log.
 func (w *workload) restart(seed uint64, step int) {
 	w.t.Helper()
-	full := replay(w.t, w.p.cfg, w.p.log)
-	if !full.Equal(w.p.st) {
+	// The restart happens at the clock: every producer replayed counts as
+	// seen then. The log holds no seen times, so states are compared
+	// without them; the seen times are checked against the model below.
+	full := replayAt(w.t, producerstate.New(w.p.cfg), w.p.log, w.clock)
+	if !sameButSeen(full, w.p.st) {
 		w.fail(seed, step, "full replay differs from the live state:\n%s", diff(full, w.p.st))
 	}
+	// The restart continues from a snapshot taken since the last restart
+	// (as a store loads its newest), or from empty; every saved snapshot
+	// is compared below.
 	rebuilt := producerstate.New(w.p.cfg)
 	from := 0
-	if len(w.snaps) > 0 {
-		s := w.snaps[w.r.IntN(len(w.snaps))]
+	var recent []savedSnapshot
+	for _, s := range w.snaps {
+		if s.run == w.stats["restart"] {
+			recent = append(recent, s)
+		}
+	}
+	if len(recent) > 0 {
+		s := recent[w.r.IntN(len(recent))]
 		rebuilt, from = producerstate.FromSnapshot(w.p.cfg, s.snap), s.logLen
 	}
-	replayOnto(w.t, rebuilt, w.p.log[from:])
-	if !rebuilt.Equal(full) {
+	replayAt(w.t, rebuilt, w.p.log[from:], w.clock)
+	if !sameButSeen(rebuilt, full) {
 		w.fail(seed, step, "snapshot at log entry %d + tail differs from the full replay:\n%s", from, diff(rebuilt, full))
 	}
 	// Every saved snapshot, not only the one chosen.
 	for _, s := range w.snaps {
-		st := replayOnto(w.t, producerstate.FromSnapshot(w.p.cfg, s.snap), w.p.log[s.logLen:])
-		if !st.Equal(full) {
+		st := replayAt(w.t, producerstate.FromSnapshot(w.p.cfg, s.snap), w.p.log[s.logLen:], w.clock)
+		if !sameButSeen(st, full) {
 			w.fail(seed, step, "snapshot at log entry %d + tail differs from the full replay:\n%s", s.logLen, diff(st, full))
+		}
+	}
+	// In the model, a producer with a batch or marker in the tail was
+	// seen at the restart; the others keep the time the live state saw
+	// them. No producer is seen earlier than it was live.
+	for _, b := range w.p.log[from:] {
+		if b.HasProducerID() {
+			for _, g := range w.prods {
+				if g.pid == b.ProducerID() {
+					g.seen = w.clock.UnixMilli()
+				}
+			}
+		}
+	}
+	for _, g := range w.prods {
+		if e, ok := rebuilt.Producer(g.pid); ok {
+			if live, _ := w.p.st.Producer(g.pid); e.LastSeen < live.LastSeen {
+				w.fail(seed, step, "producer %d seen at %d after the restart, before the %d it was seen live", g.pid, e.LastSeen, live.LastSeen)
+			}
 		}
 	}
 	w.p.st = rebuilt

@@ -77,7 +77,7 @@ func TestReplayRealLogs(t *testing.T) {
 		}
 		st := producerstate.New(noExpiry)
 		for i, b := range log {
-			if err := st.Apply(b); err != nil {
+			if err := st.Apply(b, now0); err != nil {
 				t.Fatal(err)
 			}
 			if i%7 != 0 && i != len(log)-1 {
@@ -99,20 +99,20 @@ func TestReplayKafkaGolden(t *testing.T) {
 	if len(log) != 11 {
 		t.Fatalf("%d batches, want 11", len(log))
 	}
-	st := replay(t, noExpiry, log)
+	st := replay(t, noExpiry, log) // at now0, whose Unix ms are T
 	const T = 1700000000000
 	wantEntries := map[int64]producerstate.Entry{
 		// idempotent batch at 7
-		29342342: {ProducerID: 29342342, Epoch: 15, CoordinatorEpoch: -1, TxnFirstOffset: -1, LastTimestamp: T + 7,
+		29342342: {ProducerID: 29342342, Epoch: 15, CoordinatorEpoch: -1, TxnFirstOffset: -1, LastTimestamp: T + 7, LastSeen: T, LastApplied: 7,
 			Batches: []producerstate.BatchMeta{{FirstSeq: 234123, LastSeq: 234123, FirstOffset: 7, LastOffset: 7, Timestamp: T + 7}}},
 		// transactional gzip batch at 8..9, COMMIT at 10 (coordinator epoch 100)
-		98323: {ProducerID: 98323, Epoch: 99, CoordinatorEpoch: 100, TxnFirstOffset: -1, LastTimestamp: T + 10,
+		98323: {ProducerID: 98323, Epoch: 99, CoordinatorEpoch: 100, TxnFirstOffset: -1, LastTimestamp: T + 10, LastSeen: T, LastApplied: 10,
 			Batches: []producerstate.BatchMeta{{FirstSeq: 266, LastSeq: 267, FirstOffset: 8, LastOffset: 9, Timestamp: T + 9}}},
 		// the sequence wrap at 11..13
-		7: {ProducerID: 7, Epoch: 0, CoordinatorEpoch: -1, TxnFirstOffset: -1, LastTimestamp: T + 13,
+		7: {ProducerID: 7, Epoch: 0, CoordinatorEpoch: -1, TxnFirstOffset: -1, LastTimestamp: T + 13, LastSeen: T, LastApplied: 13,
 			Batches: []producerstate.BatchMeta{{FirstSeq: 2147483646, LastSeq: 0, FirstOffset: 11, LastOffset: 13, Timestamp: T + 13}}},
 		// an ABORT marker alone at 16 (epoch 1, coordinator epoch 2)
-		5: {ProducerID: 5, Epoch: 1, CoordinatorEpoch: 2, TxnFirstOffset: -1, LastTimestamp: T + 16},
+		5: {ProducerID: 5, Epoch: 1, CoordinatorEpoch: 2, TxnFirstOffset: -1, LastTimestamp: T + 16, LastSeen: T, LastApplied: 16},
 	}
 	if st.Len() != len(wantEntries) || st.MapEndOffset() != 21 {
 		t.Fatalf("%d producers, map end %d; want %d, 21", st.Len(), st.MapEndOffset(), len(wantEntries))

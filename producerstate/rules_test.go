@@ -2,6 +2,7 @@ package producerstate_test
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -70,6 +71,25 @@ func TestUnknownProducerMustStartAtZero(t *testing.T) {
 	if e, _ := p.st.Producer(23); e.Epoch != 1 || e.CoordinatorEpoch != -1 || e.TxnFirstOffset != -1 {
 		t.Fatalf("new entry %+v", e)
 	}
+}
+
+// TestEpochBelowMinusOneIsInvalid: a batch with a producer id and an
+// epoch below -1 (Kafka's "no epoch") is refused as INVALID, as Kafka
+// refuses it, whether the producer is new or known; so is such a marker.
+// Epoch -1 with a producer id stays accepted.
+func TestEpochBelowMinusOneIsInvalid(t *testing.T) {
+	p := newPartition(t, producerstate.DefaultConfig())
+	for _, epoch := range []int16{-2, -3, math.MinInt16} {
+		want(t, p.send(data(t, bspec{pid: 23, epoch: epoch, seq: 0}), now0), producerstate.Invalid,
+			fmt.Sprintf("producer 23: epoch %d is not a producer epoch (the lowest is -1)", epoch))
+		want(t, p.send(marker(t, 23, epoch, true, 0, ts0), now0), producerstate.Invalid, "is not a producer epoch")
+	}
+	if p.st.Len() != 0 {
+		t.Fatal("a refused batch left state")
+	}
+	want(t, p.send(data(t, bspec{pid: 23, epoch: 0, seq: 0}), now0), producerstate.OK)
+	want(t, p.send(data(t, bspec{pid: 23, epoch: -2, seq: 1}), now0), producerstate.Invalid, "epoch -2 is not a producer epoch")
+	want(t, p.send(data(t, bspec{pid: 24, epoch: -1, seq: 0}), now0), producerstate.OK)
 }
 
 func TestOlderEpochIsFenced(t *testing.T) {
@@ -423,7 +443,7 @@ func TestApplyUndecodableMarker(t *testing.T) {
 	b := leaderChange(t, 1, 0)
 	b.SetBaseOffset(4)
 	before := st.Snapshot()
-	err := st.Apply(b)
+	err := st.Apply(b, now0)
 	if err == nil || !errors.Is(err, recordbatch.ErrCorrupt) {
 		t.Fatalf("Apply: %v, want an error matching recordbatch.ErrCorrupt", err)
 	}
@@ -437,7 +457,7 @@ func TestApplyUndecodableMarker(t *testing.T) {
 	if err := bl.Append(ts0, recordbatch.AppendControlKey(nil, recordbatch.ControlLeaderChange), []byte{0, 0}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.Apply(build(t, bl)); err != nil || st.MapEndOffset() != 5 {
+	if err := st.Apply(build(t, bl), now0); err != nil || st.MapEndOffset() != 5 {
 		t.Fatalf("Apply: %v, map end %d", err, st.MapEndOffset())
 	}
 }
@@ -488,7 +508,7 @@ func TestApplyUpdatesMapEndOffset(t *testing.T) {
 	for _, b := range []recordbatch.Batch{plain(t, 3), data(t, bspec{pid: 1, seq: 0, n: 4}), marker(t, 1, 0, true, 0, ts0), emptyControl(t, 1, 0)} {
 		off := st.MapEndOffset()
 		b.SetBaseOffset(off)
-		if err := st.Apply(b); err != nil {
+		if err := st.Apply(b, now0); err != nil {
 			t.Fatal(err)
 		}
 		if st.MapEndOffset() != b.LastOffset()+1 {
@@ -580,13 +600,13 @@ func TestEqual(t *testing.T) {
 		t.Fatal("empty states differ")
 	}
 	x := data(t, bspec{pid: 1, seq: 0})
-	if err := a.Apply(x); err != nil {
+	if err := a.Apply(x, now0); err != nil {
 		t.Fatal(err)
 	}
 	if a.Equal(b) || b.Equal(a) {
 		t.Fatal("states with different producers are equal")
 	}
-	if err := b.Apply(x); err != nil {
+	if err := b.Apply(x, now0); err != nil {
 		t.Fatal(err)
 	}
 	if !a.Equal(b) {

@@ -15,8 +15,9 @@ const DefaultExpireAfter = 24 * time.Hour
 // Config sets the limits of one partition's producer state.
 type Config struct {
 	// ExpireAfter is how long a producer without an open transaction is
-	// remembered after the timestamp of its newest batch or marker. Zero
-	// or negative: producers never expire (for opening old data).
+	// remembered after the store last saw a batch or marker of it
+	// (Entry.LastSeen, the store's clock; not a record timestamp). Zero
+	// or negative: producers never expire.
 	ExpireAfter time.Duration
 	// MaxProducers caps how many producers the partition remembers. When
 	// Apply adds a producer beyond the cap, the longest-idle producers
@@ -48,6 +49,9 @@ type State struct {
 	tab    table
 	mapEnd int64
 	rr     recordbatch.RecordReader // decodes marker records, reused
+	// unknownSeen: an entry may have LastSeen SeenUnknown, which the
+	// next ExpireProducers sets to its now.
+	unknownSeen bool
 }
 
 // New returns an empty state whose map end offset is 0.
@@ -59,8 +63,9 @@ func New(cfg Config) *State {
 // offset at snap.Offset. It copies snap, so the two share no memory.
 // It does not expire anything (it has no clock): call ExpireProducers
 // with the current time afterwards, as Kafka drops expired producers
-// when it loads a snapshot. Nor does it apply the cap, which only Apply
-// enforces.
+// when it loads a snapshot; that call also gives a producer whose seen
+// time is not known (SeenUnknown) the current time. Nor does it apply
+// the cap, which only Apply enforces.
 //
 // FromSnapshot trusts the snapshot's contents (the snapshot package
 // checks its checksum); to stay within the package's invariants it keeps
@@ -113,6 +118,7 @@ func (l *Loader) Add(p *Entry) {
 		if i, dup := t.index[p.ProducerID]; dup {
 			setEntry(t.mut(i), p)
 			l.prev = p.ProducerID
+			l.s.unknownSeen = l.s.unknownSeen || p.LastSeen == SeenUnknown
 			return
 		}
 	}
@@ -132,6 +138,9 @@ func (l *Loader) Add(p *Entry) {
 	setEntry(t.mut(i), p)
 	t.index[p.ProducerID] = i
 	t.n++
+	if p.LastSeen == SeenUnknown {
+		l.s.unknownSeen = true
+	}
 }
 
 // State returns the state built. The Loader must not be used afterwards.
@@ -150,6 +159,8 @@ func setEntry(e *entry, p *Entry) {
 	e.ProducerID = p.ProducerID
 	e.TxnFirstOffset = p.TxnFirstOffset
 	e.LastTimestamp = p.LastTimestamp
+	e.LastSeen = p.LastSeen
+	e.LastApplied = p.LastApplied
 	e.CoordinatorEpoch = p.CoordinatorEpoch
 	e.Epoch = p.Epoch
 	e.n = uint8(copy(e.window[:], w))
@@ -186,7 +197,7 @@ type Frozen struct {
 // lock.
 //
 // It costs the State later: the first write to each group of 32
-// producers after a Freeze copies that group's 6 KiB (about a
+// producers after a Freeze copies that group's 6.5 KiB (about a
 // microsecond), so the copying Snapshot would do at once is spread over
 // the appends that follow, at most one such copy per Apply.
 func (s *State) Freeze() Frozen {
@@ -256,6 +267,8 @@ func buildSnapshot(offset int64, chunks []*chunk, n int) Snapshot {
 		p.CoordinatorEpoch = e.CoordinatorEpoch
 		p.TxnFirstOffset = e.TxnFirstOffset
 		p.LastTimestamp = e.LastTimestamp
+		p.LastSeen = e.LastSeen
+		p.LastApplied = e.LastApplied
 		if e.n > 0 {
 			end := w + copy(windows[w:], e.window[:e.n])
 			p.Batches = windows[w:end:end]
@@ -293,8 +306,8 @@ func (s *State) SetMapEndOffset(off int64) { s.mapEnd = off }
 func (s *State) Config() Config { return s.cfg }
 
 // Equal reports whether s and o hold the same producers with the same
-// entries (an empty window equals a nil one) and the same map end
-// offset. The configurations are not compared.
+// entries, seen times included (an empty window equals a nil one), and
+// the same map end offset. The configurations are not compared.
 func (s *State) Equal(o *State) bool {
 	if s.mapEnd != o.mapEnd || s.tab.n != o.tab.n {
 		return false
@@ -317,13 +330,29 @@ func (e Entry) Equal(o Entry) bool {
 		e.CoordinatorEpoch == o.CoordinatorEpoch &&
 		e.TxnFirstOffset == o.TxnFirstOffset &&
 		e.LastTimestamp == o.LastTimestamp &&
+		e.LastSeen == o.LastSeen &&
+		e.LastApplied == o.LastApplied &&
 		slices.Equal(e.Batches, o.Batches)
+}
+
+// EqualIgnoringSeen is Equal for everything but LastSeen: what a replay
+// of the log determines. The seen times are the store's clock, which the
+// log does not hold.
+func (e Entry) EqualIgnoringSeen(o Entry) bool {
+	e.LastSeen = o.LastSeen
+	return e.Equal(o)
 }
 
 // Equal reports whether two snapshots hold the same offset and the same
 // entries in the same order.
 func (s Snapshot) Equal(o Snapshot) bool {
 	return s.Offset == o.Offset && slices.EqualFunc(s.Producers, o.Producers, Entry.Equal)
+}
+
+// EqualIgnoringSeen is Equal with the entries compared by
+// Entry.EqualIgnoringSeen.
+func (s Snapshot) EqualIgnoringSeen(o Snapshot) bool {
+	return s.Offset == o.Offset && slices.EqualFunc(s.Producers, o.Producers, Entry.EqualIgnoringSeen)
 }
 
 // export returns e as an Entry, its window a slice of its own, nil when
@@ -335,6 +364,8 @@ func (e *entry) export() Entry {
 		CoordinatorEpoch: e.CoordinatorEpoch,
 		TxnFirstOffset:   e.TxnFirstOffset,
 		LastTimestamp:    e.LastTimestamp,
+		LastSeen:         e.LastSeen,
+		LastApplied:      e.LastApplied,
 	}
 	if e.n > 0 {
 		c.Batches = slices.Clone(e.batches())
@@ -349,6 +380,8 @@ func (e *entry) equal(o *entry) bool {
 		e.CoordinatorEpoch == o.CoordinatorEpoch &&
 		e.TxnFirstOffset == o.TxnFirstOffset &&
 		e.LastTimestamp == o.LastTimestamp &&
+		e.LastSeen == o.LastSeen &&
+		e.LastApplied == o.LastApplied &&
 		slices.Equal(e.batches(), o.batches())
 }
 

@@ -7,14 +7,16 @@ type entry struct {
 	ProducerID       int64
 	TxnFirstOffset   int64
 	LastTimestamp    int64
+	LastSeen         int64
+	LastApplied      int64
 	CoordinatorEpoch int32
 	Epoch            int16
 	n                uint8                 // batches in the window: window[:n], oldest first
 	window           [WindowSize]BatchMeta // window[n:] means nothing
 }
 
-// chunkSize is how many entries a chunk holds: 32 entries of 192 bytes,
-// 6 KiB, so that copying one before a write costs about a microsecond.
+// chunkSize is how many entries a chunk holds: 32 entries of 208 bytes,
+// 6.5 KiB, so that copying one before a write costs about a microsecond.
 const chunkSize = 32
 
 // chunk is a block of entries. A chunk that a Frozen copy shares is never
@@ -28,7 +30,7 @@ type chunk [chunkSize]entry
 // Copy on write: freeze hands the chunks, as they are, to a Frozen copy
 // and marks every one shared (owned false); the first write to a shared
 // chunk afterwards copies it (mut). So a freeze copies only the chunk
-// pointers, and the 6 KiB copies happen one at a time, each on the first
+// pointers, and the 6.5 KiB copies happen one at a time, each on the first
 // write to its chunk, never all at once.
 type table struct {
 	chunks []*chunk

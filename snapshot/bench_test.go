@@ -68,6 +68,18 @@ func BenchmarkLoadLatest(b *testing.B) {
 			}
 		}
 	})
+	// The same snapshot in format version 1 (no seen times): the bytes
+	// the benchmark decoded before version 2, for comparing decoders.
+	v1 := snapshot.AppendValueV1(nil, snap)
+	b.Run(fmt.Sprintf("Decode-v1/producers=%d", benchProducers), func(b *testing.B) {
+		b.SetBytes(int64(len(v1)))
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := snapshot.DecodeValue(v1); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run(fmt.Sprintf("LoadLatest/producers=%d", benchProducers), func(b *testing.B) {
 		s, _, err := snapshot.Open(b.TempDir(), snapshot.Options{NoSync: true})
 		if err != nil {

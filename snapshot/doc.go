@@ -13,7 +13,7 @@
 // order. A value is one whole producerstate.Snapshot:
 //
 //	offset  size  field
-//	0       2     format version, uint16 big-endian = 1
+//	0       2     format version, uint16 big-endian = 2
 //	2       4     CRC-32C (Castagnoli) of bytes [6, end), uint32 big-endian
 //	6       uv    snapshot offset (equals the key)
 //	        uv    producer count n
@@ -23,7 +23,13 @@
 //	              vi    epoch (fits int16)
 //	              vi    coordinator epoch (fits int32)
 //	              vi    first offset of the open transaction, -1 = none
-//	              vi    last timestamp
+//	              vi    last timestamp (a record timestamp)
+//	              vi    last seen − last timestamp: the store's clock when
+//	                    it last took a batch of the producer, in Unix ms;
+//	                    0 (SeenUnknown) when not known
+//	              vi    snapshot offset − 1 − last applied: the offset of
+//	                    the producer's newest batch or marker, -1 when not
+//	                    known
 //	              1     window length k, 0..5 (producerstate.WindowSize)
 //	              k ×   batch, oldest first (b = this batch, p = the one
 //	                    before it; the first batch has no p):
@@ -43,7 +49,18 @@
 // wrap (2147483647 then 0) and negative or extreme values included, while
 // ordinary windows (consecutive sequences and offsets, close timestamps)
 // cost a byte or two per field. A producer with a full window is about
-// 50 bytes instead of the 191 a fixed-width layout takes.
+// 50 bytes instead of the 207 a fixed-width layout takes. The seen time
+// is stored as its distance from the last timestamp, a byte or two when
+// the client's clock is near the store's, and the last applied offset as
+// its distance below the snapshot's offset.
+//
+// Format version 1, written before seen times were kept, is the same
+// without the last seen and last applied fields. It still decodes: its
+// producers get LastSeen producerstate.SeenUnknown, which the partition
+// replaces with the time of the open (see producerstate's
+// ExpireProducers), and as LastApplied the last offset of their newest
+// batch, -1 without one. It is never written: the next save writes
+// version 2.
 //
 // These layouts are part of the on-disk format: a change needs a new
 // format version.
@@ -54,8 +71,10 @@
 //     every field; it rejects a varint longer than its minimal encoding,
 //     a value out of its field's range, a window longer than 5, producer
 //     ids not strictly ascending, an offset that is not the key, and
-//     trailing bytes, so the encoding is canonical: a value that decodes
-//     re-encodes to the same bytes. Nothing is allocated from a count
+//     trailing bytes, so the encoding is canonical: a version 2 value
+//     that decodes re-encodes to the same bytes (a version 1 value
+//     re-encodes as version 2, and decodes back to the same snapshot).
+//     Nothing is allocated from a count
 //     before the count is checked against the bytes left, so a value
 //     never makes the decoder allocate more than a small multiple of its
 //     own length.
@@ -73,10 +92,14 @@
 //     same and returns the producerstate.State that FromSnapshot would
 //     build, decoding into it directly, without the whole Snapshot in
 //     memory.
-//   - Decoding a good value takes a fast path that only says whether the
-//     value is good; a value it refuses is decoded again by the checked
-//     decoder, which says what is wrong and where. The two accept exactly
-//     the same values (tested and fuzzed against each other).
+//   - There is one decoder, a sticky-error reader (in the style of
+//     tsdb's Decbuf and franz-go's kbin.Reader): it reads a producer's
+//     varints, and a batch's, in one pass each, checks them, and on the
+//     first failure records what failed and at which byte; the reads
+//     after it are not used. So the one pass is both fast and checked,
+//     and DecodeValue and LoadLatestState (which decodes a few hundred
+//     producers at a time into the State) share every rule; the tests
+//     and the fuzz target require them to agree on any bytes.
 //   - Open never blocks startup on a bad file. When bbolt cannot use
 //     producer-snapshots.db at all (not a bbolt file, both meta pages
 //     bad, truncated below its high-water mark, pages or a freelist bbolt
@@ -109,7 +132,11 @@
 //
 // The file is named by KafkaSnapshotName: the offset in 20 zero-padded
 // digits and ".snapshot". Kafka keeps only each producer's newest batch;
-// KafkaEntry.Entry and KafkaEntryOf convert as Kafka does. A file Kafka
+// KafkaEntry.Entry and KafkaEntryOf convert as Kafka does. Timestamp is
+// the producer's last record timestamp, as Kafka writes it; the file has
+// no room for the store's seen time, so KafkaEntryOf drops it and
+// KafkaEntry.Entry gives producerstate.SeenUnknown (and LastOffset as
+// the last applied offset). A file Kafka
 // would refuse gives a *KafkaSnapshotError whose Error() is Kafka's own
 // CorruptSnapshotException message, word for word.
 package snapshot

@@ -15,7 +15,8 @@ import (
 // richSnapshot is a snapshot with n producers that uses every corner of
 // the format: extreme and negative ids, epochs and offsets, open
 // transactions, windows of every length up to full, sequences that wrap
-// between and inside batches, and timestamps far apart.
+// between and inside batches, timestamps far apart, and seen times
+// known, not known (0) and extreme.
 func richSnapshot(seed uint64, offset int64, n int) producerstate.Snapshot {
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
 	pick := func(vals ...int64) int64 { return vals[rng.IntN(len(vals))] }
@@ -46,6 +47,8 @@ func richSnapshot(seed uint64, offset int64, n int) producerstate.Snapshot {
 			CoordinatorEpoch: int32(pick(-1, 0, math.MaxInt32, math.MinInt32, int64(rng.IntN(1000)))),
 			TxnFirstOffset:   pick(-1, -1, 0, math.MaxInt64, int64(rng.Uint64()>>1), rng.Int64N(1<<40)),
 			LastTimestamp:    pick(-1, 0, math.MinInt64, math.MaxInt64, 1700000000000+rng.Int64N(1<<30)),
+			LastSeen:         pick(0, -1, math.MinInt64, math.MaxInt64, 1700000000000+rng.Int64N(1<<30)),
+			LastApplied:      pick(-1, 0, offset-1, math.MinInt64, math.MaxInt64, rng.Int64N(1<<40)),
 		}
 		k := i % (producerstate.WindowSize + 1)
 		if i%3 != 0 {
@@ -116,6 +119,8 @@ func fullSnapshot(offset int64, n int) producerstate.Snapshot {
 			t += rng.Int64N(100)
 		}
 		e.LastTimestamp = t
+		e.LastSeen = t + int64(i%50) // the store takes it a little after the client stamps it
+		e.LastApplied = e.Batches[len(e.Batches)-1].LastOffset
 		snap.Producers[i] = e
 	}
 	return snap

@@ -126,8 +126,10 @@ func TestKafkaEntryConversions(t *testing.T) {
 		}
 	}
 
-	// Only the newest batch of a window goes to Kafka's format.
-	full := producerstate.Entry{ProducerID: 31, Epoch: 1, CoordinatorEpoch: 4, TxnFirstOffset: -1, LastTimestamp: 99, Batches: []producerstate.BatchMeta{
+	// Only the newest batch of a window goes to Kafka's format, and the
+	// record timestamp as Kafka's Timestamp: the file has no room for
+	// the store's seen time, which comes back as not known.
+	full := producerstate.Entry{ProducerID: 31, Epoch: 1, CoordinatorEpoch: 4, TxnFirstOffset: -1, LastTimestamp: 99, LastSeen: 1700000000000, Batches: []producerstate.BatchMeta{
 		{FirstSeq: 0, LastSeq: 2, FirstOffset: 0, LastOffset: 2, Timestamp: 90},
 		{FirstSeq: 2147483646, LastSeq: 0, FirstOffset: 3, LastOffset: 5, Timestamp: 99},
 	}}
@@ -136,8 +138,8 @@ func TestKafkaEntryConversions(t *testing.T) {
 	if k != wantK {
 		t.Fatalf("KafkaEntryOf = %+v, want %+v", k, wantK)
 	}
-	if got := k.Entry(); !reflect.DeepEqual(got.Batches, full.Batches[1:]) {
-		t.Fatalf("Entry() window %+v, want the newest batch %+v", got.Batches, full.Batches[1:])
+	if got := k.Entry(); !reflect.DeepEqual(got.Batches, full.Batches[1:]) || got.LastTimestamp != 99 || got.LastSeen != producerstate.SeenUnknown {
+		t.Fatalf("Entry() = %+v, want the newest batch %+v, last timestamp 99, seen not known", got, full.Batches[1:])
 	}
 
 	// A whole snapshot: sorted by id, a repeated id keeps the later entry.

@@ -340,15 +340,9 @@ func (s *Store) LoadLatest(maxOffset int64) (snap producerstate.Snapshot, skippe
 // it. st is nil when ok is false. Like FromSnapshot, it expires nothing.
 func (s *Store) LoadLatestState(maxOffset int64, cfg producerstate.Config) (st *producerstate.State, skipped []SkippedSnapshot, ok bool, err error) {
 	skipped, ok, err = s.loadLatest(maxOffset, func(v []byte, off int64) error {
-		if got, ok := decodeState(v, off, cfg); ok {
-			st = got
-			return nil
-		}
-		snap, err := decodeSlow(v, off, decodeBufs{}) // the error, and where
+		got, err := decodeState(v, off, cfg)
 		if err == nil {
-			// The two decoders agree (TestDecodeFastMatchesSlow), so
-			// this is not reached; should it be, the value is good.
-			st = producerstate.FromSnapshot(cfg, snap)
+			st = got
 		}
 		return err
 	})

@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -64,11 +66,11 @@ func TestValueLayout(t *testing.T) {
 	// The smallest interesting value, byte by byte, as the package doc
 	// draws it.
 	snap := producerstate.Snapshot{Offset: 300, Producers: []producerstate.Entry{
-		{ProducerID: 5, Epoch: 1, CoordinatorEpoch: -1, TxnFirstOffset: -1, LastTimestamp: 1000, Batches: []producerstate.BatchMeta{
+		{ProducerID: 5, Epoch: 1, CoordinatorEpoch: -1, TxnFirstOffset: -1, LastTimestamp: 1000, LastSeen: 1003, LastApplied: 13, Batches: []producerstate.BatchMeta{
 			{FirstSeq: 0, LastSeq: 2, FirstOffset: 10, LastOffset: 12, Timestamp: 999},
 			{FirstSeq: 3, LastSeq: 3, FirstOffset: 13, LastOffset: 13, Timestamp: 1000},
 		}},
-		{ProducerID: 8, Epoch: 0, CoordinatorEpoch: 2, TxnFirstOffset: 20, LastTimestamp: 1},
+		{ProducerID: 8, Epoch: 0, CoordinatorEpoch: 2, TxnFirstOffset: 20, LastTimestamp: 1, LastSeen: producerstate.SeenUnknown, LastApplied: 299},
 	}}
 	body := []byte{
 		0xac, 0x02, // offset 300
@@ -78,14 +80,18 @@ func TestValueLayout(t *testing.T) {
 		0x01,       // coordinator epoch -1
 		0x01,       // txn first offset -1
 		0xd0, 0x0f, // last timestamp 1000
+		0x06,       // last seen 1003 = 1000 + 3
+		0xbc, 0x04, // last applied 13 = 300 - 1 - 286
 		0x02,                         // 2 batches
 		0x00, 0x04, 0x14, 0x04, 0x01, // seq 0, span 2, offset 10, span 2, ts 1000-1
 		0x00, 0x00, 0x00, 0x00, 0x02, // gap 0, span 0, gap 0, span 0, ts +1
 		0x03,                   // id delta 3 (unsigned)
 		0x00, 0x04, 0x28, 0x02, // epoch 0, coordinator epoch 2, txn 20, last timestamp 1
+		0x01, // last seen 0 (not known) = 1 - 1
+		0x00, // last applied 299 = 300 - 1 - 0
 		0x00, // no batches
 	}
-	want := binary.BigEndian.AppendUint16(nil, 1)
+	want := binary.BigEndian.AppendUint16(nil, 2)
 	want = binary.BigEndian.AppendUint32(want, recordbatch.Checksum(body))
 	want = append(want, body...)
 	if got := mustEncode(t, snap); !bytes.Equal(got, want) {
@@ -95,6 +101,43 @@ func TestValueLayout(t *testing.T) {
 	full := fullSnapshot(1<<40, 10000)
 	if per := float64(len(mustEncode(t, full))) / 10000; per > 60 {
 		t.Errorf("%.1f bytes per producer with a full window, want at most 60", per)
+	}
+}
+
+// TestDecodeVersion1: a value written by the build before seen times
+// were kept (format version 1, testdata/value-v1.bin) still decodes, its
+// producers without a seen time, and re-encodes as version 2 with the
+// same fields.
+func TestDecodeVersion1(t *testing.T) {
+	v1, err := os.ReadFile(filepath.Join("testdata", "value-v1.bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if binary.BigEndian.Uint16(v1) != 1 {
+		t.Fatalf("testdata is version %d", binary.BigEndian.Uint16(v1))
+	}
+	got, err := snapshot.DecodeValue(v1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sameSnapshot(got, v1Snapshot) {
+		t.Fatalf("version 1 value decodes as\n%+v\nwant\n%+v", got, v1Snapshot)
+	}
+	for _, p := range got.Producers {
+		if p.LastSeen != producerstate.SeenUnknown {
+			t.Fatalf("producer %d: seen %d, want not known", p.ProducerID, p.LastSeen)
+		}
+	}
+	v2 := mustEncode(t, got)
+	if binary.BigEndian.Uint16(v2) != snapshot.ValueVersion || len(v2) <= len(v1) {
+		t.Fatalf("re-encoded as version %d in %d bytes", binary.BigEndian.Uint16(v2), len(v2))
+	}
+	if again, err := snapshot.DecodeValue(v2); err != nil || !sameSnapshot(again, got) {
+		t.Fatalf("version 2 of it: %v", err)
+	}
+	// A cut or damaged version 1 value fails as a version 2 one does.
+	if _, err := snapshot.DecodeValue(withCRC(v1[:len(v1)-1])); !errors.Is(err, snapshot.ErrCorrupt) {
+		t.Fatalf("cut version 1 value: %v", err)
 	}
 }
 
@@ -127,12 +170,18 @@ func withCRC(v []byte) []byte {
 }
 
 func TestDecodeValueErrors(t *testing.T) {
+	// Bytes 9-17 are the first producer (id, epoch, coordinator epoch,
+	// transaction, last timestamp in two, last seen, last applied, window
+	// length 17), its batch 18-22, the second producer 23-30.
 	good := mustEncode(t, producerstate.Snapshot{Offset: 300, Producers: []producerstate.Entry{
-		{ProducerID: 5, Epoch: 1, CoordinatorEpoch: -1, TxnFirstOffset: -1, LastTimestamp: 1000, Batches: []producerstate.BatchMeta{
+		{ProducerID: 5, Epoch: 1, CoordinatorEpoch: -1, TxnFirstOffset: -1, LastTimestamp: 1000, LastSeen: 1000, LastApplied: 299, Batches: []producerstate.BatchMeta{
 			{FirstSeq: 0, LastSeq: 2, FirstOffset: 10, LastOffset: 12, Timestamp: 999},
 		}},
-		{ProducerID: 8, Epoch: 0, CoordinatorEpoch: 2, TxnFirstOffset: 20, LastTimestamp: 1},
+		{ProducerID: 8, Epoch: 0, CoordinatorEpoch: 2, TxnFirstOffset: 20, LastTimestamp: 1, LastSeen: 1, LastApplied: 299},
 	}})
+	if len(good) != 31 {
+		t.Fatalf("%d bytes, the cases below expect 31", len(good))
+	}
 	edit := func(f func(v []byte) []byte) []byte { return f(bytes.Clone(good)) }
 	cases := []struct {
 		name  string
@@ -143,20 +192,22 @@ func TestDecodeValueErrors(t *testing.T) {
 	}{
 		{"empty", nil, snapshot.ErrCorrupt, 0, "shorter than the 6-byte header"},
 		{"header cut", good[:5], snapshot.ErrCorrupt, 5, "shorter than the 6-byte header"},
-		{"version 2", edit(func(v []byte) []byte { v[1] = 2; return v }), snapshot.ErrVersion, 0, "format version 2"},
+		{"version 3", edit(func(v []byte) []byte { v[1] = 3; return v }), snapshot.ErrVersion, 0, "format version 3, this build reads 1 and 2"},
 		{"version 0", edit(func(v []byte) []byte { v[1] = 0; return v }), snapshot.ErrVersion, 0, "format version 0"},
 		{"flipped bit", edit(func(v []byte) []byte { v[12] ^= 0x10; return v }), snapshot.ErrCorrupt, 2, "crc32c mismatch"},
 		{"flipped crc", edit(func(v []byte) []byte { v[3] ^= 1; return v }), snapshot.ErrCorrupt, 2, "crc32c mismatch"},
 		{"cut body", withCRC(good[:len(good)-3]), snapshot.ErrCorrupt, len(good) - 3, "cut off"},
-		{"cut in window", withCRC(append(append(bytes.Clone(good[:8]), 0x01), good[9:18]...)), snapshot.ErrCorrupt, 15, "1 batches cannot fit"},
+		{"cut in window", withCRC(append(append(bytes.Clone(good[:8]), 0x01), good[9:20]...)), snapshot.ErrCorrupt, 17, "1 batches cannot fit"},
 		{"trailing byte", withCRC(append(bytes.Clone(good), 0)), snapshot.ErrCorrupt, len(good), "1 trailing bytes"},
 		{"huge count", withCRC(append(append(bytes.Clone(good[:8]), 0xff, 0xff, 0xff, 0xff, 0x0f), good[9:]...)), snapshot.ErrCorrupt, 8, "cannot fit"},
 		{"overlong varint", withCRC(append(append(bytes.Clone(good[:8]), 0x82, 0x00), good[9:]...)), snapshot.ErrCorrupt, 8, "varint of 2 bytes"},
 		{"varint overflow", withCRC(append(append(bytes.Clone(good[:6]), bytes.Repeat([]byte{0xff}, 10)...), 0x01)), snapshot.ErrCorrupt, 6, "overflows"},
 		{"offset above int64", withCRC(append(append(bytes.Clone(good[:6]), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01), good[8:]...)), snapshot.ErrCorrupt, 6, "does not fit an int64"},
-		{"window of 6", withCRC(edit(func(v []byte) []byte { v[15] = 6; return v })), snapshot.ErrCorrupt, 15, "window of 6"},
+		{"window of 6", withCRC(edit(func(v []byte) []byte { v[17] = 6; return v })), snapshot.ErrCorrupt, 17, "window of 6"},
+		{"seen overflows", withCRC(append(append(bytes.Clone(good[:15]), bytes.Repeat([]byte{0xff}, 10)...), good[16:]...)), snapshot.ErrCorrupt, 15, "last seen: varint overflows"},
 		{"epoch out of range", withCRC(append(append(bytes.Clone(good[:10]), 0x80, 0x80, 0x04), good[11:]...)), snapshot.ErrCorrupt, 10, "epoch 32768 is out of range"},
-		{"id not ascending", withCRC(edit(func(v []byte) []byte { v[len(v)-6] = 0; return v })), snapshot.ErrCorrupt, len(good) - 6, "producer id delta 0"},
+		{"id not ascending", withCRC(edit(func(v []byte) []byte { v[23] = 0; return v })), snapshot.ErrCorrupt, 23, "producer id delta 0"},
+		{"applied overflows", withCRC(append(append(bytes.Clone(good[:16]), bytes.Repeat([]byte{0x80}, 10)...), good[17:]...)), snapshot.ErrCorrupt, 16, "last applied: varint overflows"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -184,7 +235,8 @@ func TestDecodeValueErrors(t *testing.T) {
 // FuzzDecodeSnapshot feeds the value decoder arbitrary bytes, each input
 // twice: as is, and with its CRC made right so the fuzzer reaches the
 // field checks. Whatever decodes must re-encode to the same bytes (the
-// encoding is canonical) and decode again to the same snapshot; whatever
+// encoding is canonical; a version 1 value re-encodes as version 2) and
+// decode again to the same snapshot; whatever
 // does not must fail with a *DecodeError inside the value; and decoding
 // must never allocate more than a small multiple of the input.
 func FuzzDecodeSnapshot(f *testing.F) {
@@ -194,6 +246,9 @@ func FuzzDecodeSnapshot(f *testing.F) {
 	f.Add(mustEncode(f, richSnapshot(4, 1<<50, 20)))
 	f.Add(mustEncode(f, fullSnapshot(5000, 3)))
 	f.Add(mustEncode(f, producerstate.Snapshot{Offset: 1, Producers: []producerstate.Entry{{ProducerID: math.MinInt64}, {ProducerID: math.MaxInt64}}}))
+	if v1, err := os.ReadFile(filepath.Join("testdata", "value-v1.bin")); err == nil {
+		f.Add(v1)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		check := func(in []byte) {
 			var snap producerstate.Snapshot
@@ -213,7 +268,8 @@ func FuzzDecodeSnapshot(f *testing.F) {
 			if err != nil {
 				t.Fatalf("decoded snapshot does not encode: %v", err)
 			}
-			if !bytes.Equal(out, in) {
+			// A version 1 value re-encodes as version 2.
+			if binary.BigEndian.Uint16(in) == snapshot.ValueVersion && !bytes.Equal(out, in) {
 				t.Fatalf("re-encoding differs:\n in % x\nout % x", in, out)
 			}
 			again, err := snapshot.DecodeValue(out)

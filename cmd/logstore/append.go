@@ -64,6 +64,7 @@ type appendOptions struct {
 	sync          string
 	syncInterval  time.Duration
 	lockTimeout   time.Duration
+	store         storeFlags
 	values        []string // the arguments: one record value each
 
 	// Derived by complete.
@@ -215,6 +216,7 @@ lost, and the next open recovers the store as after a crash.`,
 	f.StringVar(&opts.sync, "sync", opts.sync, "when appends are fsynced: always (before each reply), interval, or never (only at exit)")
 	f.DurationVar(&opts.syncInterval, "sync-interval", opts.syncInterval, "fsync period of --sync interval")
 	f.DurationVar(&opts.lockTimeout, "lock-timeout", opts.lockTimeout, "how long to wait while another process holds the store; 0 fails at once")
+	opts.store.addTo(cmd)
 	return cmd
 }
 
@@ -274,6 +276,9 @@ func (o *appendOptions) complete(cmd *cobra.Command, args []string) error {
 	o.defaults = lineDefaults{topic: o.topic, partition: o.partition, codec: codec, timestamp: ts}
 
 	if o.storeOpts, err = o.storeOptions(f.Changed("sync-interval")); err != nil {
+		return err
+	}
+	if err := o.store.apply(&o.storeOpts); err != nil {
 		return err
 	}
 	if o.input != "" || o.fromLog != "" {

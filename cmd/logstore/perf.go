@@ -62,6 +62,7 @@ type perfProduceOptions struct {
 	// Derived by complete.
 	codec     recordbatch.Codec
 	storeOpts logstore.Options
+	store     storeFlags
 	perBatch  int64 // records per batch
 	batches   int64 // batches the run will append
 
@@ -147,6 +148,7 @@ printed (a second signal exits at once).`,
 	f.StringVar(&opts.topic, "topic", opts.topic, "`TOPIC` to append to")
 	f.Int32Var(&opts.partition, "partition", 0, "partition to append to")
 	f.BoolVar(&opts.json, "json", false, "print the report as one JSON object")
+	opts.store.addTo(cmd)
 	return cmd
 }
 
@@ -173,6 +175,9 @@ func (o *perfProduceOptions) complete() error {
 		return fmt.Errorf("--compression: %w", err)
 	}
 	if o.storeOpts, err = perfStoreOptions(o.sync); err != nil {
+		return err
+	}
+	if err := o.store.apply(&o.storeOpts); err != nil {
 		return err
 	}
 	o.perBatch = perf.RecordsPerBatch(o.recordSize, o.batchSize)

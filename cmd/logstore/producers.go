@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -19,8 +18,7 @@ import (
 // producersOptions holds the flags of `logstore producers`.
 type producersOptions struct {
 	partitionFlags
-	json   bool
-	expiry time.Duration
+	json bool
 
 	stdout io.Writer
 	stderr io.Writer
@@ -28,7 +26,7 @@ type producersOptions struct {
 }
 
 func newProducersCommand() *cobra.Command {
-	opts := &producersOptions{partitionFlags: newPartitionFlags(), expiry: producerstate.DefaultExpireAfter}
+	opts := &producersOptions{partitionFlags: newPartitionFlags()}
 	cmd := &cobra.Command{
 		Use:   "producers [--dir DIR] [--topic TOPIC] [--partition N] [--json]",
 		Short: "Print a partition's idempotent-producer state",
@@ -61,9 +59,11 @@ producers opens the store as append does: it takes the store's lock
 (waiting up to --lock-timeout), and opening the partition recovers it as
 every open does: after an unclean shutdown a torn tail is cut and the
 indexes rebuilt, snapshots above the log end are deleted, and the state
-is loaded from the newest snapshot plus the log after it; producers idle
-for longer than --producer-expiry (judged on their newest record
-timestamp against the clock) are forgotten, as every open forgets them.
+is loaded from the newest snapshot plus the log after it; producers the
+store has taken no batch from for longer than --producer-expiry (judged
+on the store's clock, the seen times kept in the snapshots; a producer
+met in the log after the snapshot counts as seen now) are forgotten, as
+every open forgets them.
 What opening changed is said on stderr. The store is closed cleanly,
 which saves a snapshot of the state at the log end. To look at a store
 without changing anything, use check.
@@ -84,19 +84,11 @@ or partition that does not exist or cannot be opened.`,
 	opts.addTo(cmd)
 	f := cmd.Flags()
 	f.BoolVar(&opts.json, "json", false, "print producers as JSON Lines")
-	f.DurationVar(&opts.expiry, "producer-expiry", opts.expiry, "forget producers idle for longer than this when opening; 0 keeps them all")
 	return cmd
 }
 
 func runProducers(o *producersOptions) (err error) {
-	if o.expiry < 0 {
-		return fmt.Errorf("--producer-expiry %s: must be 0 (never) or more", o.expiry)
-	}
-	opts := logstore.Options{ProducerExpiry: o.expiry}
-	if o.expiry == 0 {
-		opts.ProducerExpiry = -1 // the store's "off"; its zero means its own default
-	}
-	store, p, err := o.open(context.Background(), opts)
+	store, p, err := o.open(context.Background(), logstore.Options{})
 	if err != nil {
 		return err
 	}

@@ -35,6 +35,7 @@ type partitionFlags struct {
 	topic       string
 	partition   int32
 	lockTimeout time.Duration
+	store       storeFlags
 }
 
 func newPartitionFlags() partitionFlags {
@@ -52,12 +53,16 @@ func (pf *partitionFlags) addTo(cmd *cobra.Command) {
 	f.StringVar(&pf.topic, "topic", pf.topic, "`TOPIC` of the partition")
 	f.Int32Var(&pf.partition, "partition", pf.partition, "partition number")
 	f.DurationVar(&pf.lockTimeout, "lock-timeout", pf.lockTimeout, "how long to wait while another process holds the store; 0 fails at once")
+	pf.store.addTo(cmd)
 }
 
 // open checks the names and that the store and the partition exist
 // (opening must not create them), then opens the store, which takes its
 // lock, and the partition, which recovers it as every open does.
 func (pf *partitionFlags) open(ctx context.Context, opts logstore.Options) (*logstore.Store, *logstore.Partition, error) {
+	if err := pf.store.apply(&opts); err != nil {
+		return nil, nil, err
+	}
 	id := logstore.PartitionID{Topic: pf.topic, Partition: pf.partition}
 	if err := id.Validate(); err != nil {
 		return nil, nil, err
