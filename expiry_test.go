@@ -1,12 +1,14 @@
 package logstore_test
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/logstore/logstore"
+	"github.com/logstore/logstore/producerstate"
 	"github.com/logstore/logstore/segment"
 	"github.com/logstore/logstore/snapshot"
 )
@@ -152,6 +154,11 @@ func TestEpochBelowMinusOneRefused(t *testing.T) {
 	p := openPartition(t, s, "epoch", 0)
 	if got, _ := outcome(p, producerBatch(5, -2, 0, 1, recent)); got != "INVALID" || p.EndOffset() != 0 {
 		t.Fatalf("epoch -2: %s, log end %d; want INVALID and nothing written", got, p.EndOffset())
+	}
+	_, err := p.Append(producerBatch(5, -2, 0, 1, recent))
+	var refused *logstore.RefusedError
+	if !errors.As(err, &refused) || refused.Kind != logstore.RefusedInvalid || refused.Cause != producerstate.InvalidEpoch || refused.Got != -2 {
+		t.Fatalf("epoch -2: %v (%+v); want a RefusedInvalid with cause INVALID_EPOCH and Got -2", err, refused)
 	}
 	if got, _ := outcome(p, producerBatch(5, 0, 0, 1, recent)); got != "OK" {
 		t.Fatalf("epoch 0 afterwards: %s", got)
