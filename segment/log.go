@@ -30,11 +30,12 @@ type Config struct {
 	Now                func() time.Time
 	// OnRoll is called after a roll, with the new segment's base offset,
 	// before the batch that caused the roll is written, with the log's
-	// lock held. sealed is closed once everything below newBase is
-	// durable (or its flush failed): background work can wait for it, so
-	// that its own fsyncs do not delay the one an acknowledgement waits
-	// for. The root package saves the producer-state snapshot there. An
-	// error fails that append.
+	// lock held: it must call no method of the Log but StartOffset and
+	// DurableEnd (see the package doc, "Locking"). sealed is closed once
+	// everything below newBase is durable (or its flush failed):
+	// background work can wait for it, so that its own fsyncs do not
+	// delay the one an acknowledgement waits for. The root package saves
+	// the producer-state snapshot there. An error fails that append.
 	OnRoll func(newBase int64, sealed <-chan struct{}) error
 }
 
