@@ -69,12 +69,13 @@ func TestDurableEnd(t *testing.T) {
 				done := make(chan error, 1)
 				go func() { _, err := p.Append(batchOf("b")); done <- err }()
 				<-h.entered
-				if end, d := p.EndOffset(), p.DurableEnd(); end != 2 || d != 1 {
-					t.Fatalf("end %d, DurableEnd %d while the fsync is held; want 2 and 1", end, d)
-				}
-				close(h.release)
+				end, d := p.EndOffset(), p.DurableEnd()
+				close(h.release) // before any failure: Close waits for the append
 				if err := <-done; err != nil {
 					t.Fatal(err)
+				}
+				if end != 2 || d != 1 {
+					t.Fatalf("end %d, DurableEnd %d while the fsync was held; want 2 and 1", end, d)
 				}
 			} else {
 				before := h.syncs.Load()

@@ -80,6 +80,7 @@ func TestSyncToGroupCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	if d := l.DurableEnd(); d != 0 {
+		close(h.release) // Close must not wait for the held sync
 		t.Fatalf("DurableEnd %d while the sync is held; want 0", d)
 	}
 	const followers = 8
