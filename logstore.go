@@ -55,12 +55,50 @@
 //     machine crash can lose any acknowledged batch in the active segment
 //     or in one whose roll had not been flushed yet.
 //
+// Partition.DurableEnd is the offset below which every batch is as
+// durable as the mode promises an acknowledged one: fsynced under
+// SyncAlways, written to the log (the log end) under SyncInterval and
+// SyncNever. A reader such as a Kafka fetch shows nothing at or above it
+// (it is the high watermark), and after Append returns it is above the
+// batch in every mode. Partition.SyncTo(end) fsyncs everything below end
+// in any mode, sharing the fsync with concurrent callers: it is the wait
+// Append makes under SyncAlways.
+//
 // In every mode, a failed write or fsync poisons the partition: the call
 // that hit it (or, for background work, the next call) and every later
 // call return an error matching segment.ErrPoisoned, since
 // the page cache may have dropped the data. Under SyncAlways no append
 // is acknowledged unless the fsync that covers it succeeded. Reopen the
 // store to recover what is on disk.
+//
+// # Locking
+//
+// A Partition's locks, in the order they are taken (those of its
+// segment.Log, described in package segment, come after them):
+//
+//   - mu (read-write): Append, Read, SyncTo and Flushed hold it for
+//     reading; Close holds it for writing, so it waits for the calls in
+//     flight and no call starts on a closed partition.
+//   - appendMu: the producer check, the log append and the state update
+//     as one step, so two batches of a producer cannot both pass the
+//     check. It guards the producer state and the newest snapshot save.
+//     The log's OnRoll hook (onRoll) runs inside the log append, so under
+//     appendMu and the log's own lock: it may only read the log's
+//     StartOffset and DurableEnd.
+//
+// An append's fsync never runs under appendMu: under SyncAlways, Append
+// waits for durability after releasing it, in segment.Log.SyncTo: group commit,
+// where one caller leads each fdatasync and every caller it covered
+// returns when it ends. A roll's snapshot save runs in a goroutine of
+// its own: it waits for the sealed segment's flush to be durable (so
+// bbolt's fsyncs come after the ones acknowledgements wait for), saves,
+// then prunes snapshots below the log start; the next roll's onRoll
+// waits for it under appendMu (one save at a time, in order; the roll
+// also waits there for the previous roll's flush up to its directory
+// sync, see package segment), and a failed save fails the next append. SyncInterval's syncer is one goroutine calling
+// segment.Log.SyncTo of the log end on each tick; Close stops it before
+// it closes the log. Close waits for the save in flight, saves the
+// close snapshot under appendMu, then closes the log.
 //
 // One process per store: Open holds an exclusive flock on DIR/.lock until
 // Close. A second Open of the same directory, from another process or

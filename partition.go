@@ -6,7 +6,6 @@ import (
 	"github.com/logstore/logstore/producerstate"
 	"github.com/logstore/logstore/snapshot"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/logstore/logstore/recordbatch"
@@ -55,15 +54,6 @@ type Partition struct {
 	// background; nil before the first roll. Guarded by appendMu.
 	save *snapshotSave
 
-	// Group commit: at most one goroutine syncs the log at a time (the
-	// leader); syncing says one does, and syncEnd is closed when its sync
-	// ends. durable is the offset below which the log is known to be
-	// durable; it only grows, and only in the leader.
-	syncMu  sync.Mutex
-	syncing bool
-	syncEnd chan struct{}
-	durable atomic.Int64
-
 	// stopSync and syncDone stop the background syncer of SyncInterval.
 	stopSync chan struct{}
 	syncDone chan struct{}
@@ -97,8 +87,6 @@ func openPartition(s *Store, id PartitionID, pdir string) (*Partition, error) {
 	if err := p.loadProducerState(pdir); err != nil {
 		return nil, errors.Join(err, log.Close(), p.closeSnapshots())
 	}
-	// Open syncs everything it finds or recovers.
-	p.durable.Store(log.EndOffset())
 	if d := p.mode.Interval(); d > 0 {
 		p.stopSync = make(chan struct{})
 		p.syncDone = make(chan struct{})
@@ -147,7 +135,8 @@ func (p *Partition) Append(batch []byte) (AppendResult, error) {
 		return AppendResult{}, p.wrap("append", err)
 	}
 	if p.mode.kind == syncAlways {
-		if err := p.waitDurable(res.LastOffset + 1); err != nil {
+		// Group commit: see segment.Log.SyncTo.
+		if err := p.log.SyncTo(res.LastOffset + 1); err != nil {
 			return AppendResult{}, p.wrap("append", err)
 		}
 	}
@@ -327,47 +316,6 @@ func (p *Partition) Flushed() error {
 	return nil
 }
 
-// waitDurable returns once the log is durable below end: group commit.
-// When no sync is running, the caller leads one: a log.Sync covers every
-// append made before it started, so it covers the appends of everyone
-// waiting. When one is running, the caller waits for its end (it may
-// not cover the caller's append, made after it started); then everyone
-// it covered returns at once, and one of the others leads the next.
-func (p *Partition) waitDurable(end int64) error {
-	for p.durable.Load() < end {
-		p.syncMu.Lock()
-		if p.durable.Load() >= end {
-			p.syncMu.Unlock()
-			break
-		}
-		if p.syncing {
-			wait := p.syncEnd
-			p.syncMu.Unlock()
-			<-wait
-			continue
-		}
-		p.syncing, p.syncEnd = true, make(chan struct{})
-		p.syncMu.Unlock()
-		d, err := p.log.Sync()
-		if err == nil && d > p.durable.Load() {
-			p.durable.Store(d)
-		}
-		p.syncMu.Lock()
-		p.syncing = false
-		close(p.syncEnd)
-		p.syncMu.Unlock()
-		if err != nil {
-			// The log is poisoned now: every later call fails, and
-			// durable never moves again.
-			return err
-		}
-		if d < end {
-			return fmt.Errorf("logstore: log synced below offset %d, the append ended at %d", d, end)
-		}
-	}
-	return nil
-}
-
 // syncEvery is the background syncer of SyncInterval. It stops at the
 // first failed sync: the log is poisoned, and every later append says so.
 func (p *Partition) syncEvery(d time.Duration) {
@@ -380,7 +328,7 @@ func (p *Partition) syncEvery(d time.Duration) {
 			return
 		case <-t.C:
 		}
-		if err := p.waitDurable(p.log.EndOffset()); err != nil {
+		if err := p.log.SyncTo(p.log.EndOffset()); err != nil {
 			return
 		}
 	}

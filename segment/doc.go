@@ -36,9 +36,10 @@
 //     segment.bytes, when it is older than segment.ms (by the batches'
 //     timestamps, or the clock when they have none), when an index is
 //     full, or when an offset would not fit int32 relative to its base.
-//   - Append writes and does not sync; Sync makes every append made
-//     before it durable (fdatasync of the active segment) without
-//     blocking appends meanwhile.
+//   - Append writes and does not sync; SyncTo(end) makes every offset
+//     below end durable (fdatasync of the active segment) without
+//     blocking appends meanwhile, and DurableEnd says how far the log is
+//     durable. Concurrent callers share one fdatasync (group commit).
 //   - A roll only finishes the active segment (its closing time index
 //     entry) and goes on in the spare files (logstore.next-*, whose
 //     directory entries are already durable): no creation, rename or
@@ -81,6 +82,83 @@
 //     an error matching ErrPoisoned, since the page cache may have dropped
 //     the data. Close then leaves no clean mark, so the next Open recovers.
 //   - Every file operation goes through FS, so tests inject faults.
+//
+// # Locking
+//
+// A Log has three mutexes, always taken in this order, and one more that
+// is a leaf:
+//
+//   - syncMu: held by group commit's leader while it syncs, and by Close
+//     from start to end, so no sync runs on files Close closes.
+//   - ckptMu: serialises the checkpoint's writers (a flush moving the
+//     recovery point, ApplyRetention, Close). The checkpoint in memory
+//     changes under ckptMu and mu both, so either one is enough to read
+//     it.
+//   - mu (read-write): the segment list, the poison error, closed, the
+//     newest flush, and the active segment's state (size, next offset,
+//     timestamps, index entries): Append and a roll hold it for writing,
+//     Read, OffsetForTime, EndOffset and the like for reading. Under it
+//     nothing waits for the disk but an append's writes (the batch, a
+//     block of index entries), a roll's wait for the previous roll's
+//     flush up to its directory sync, and Close's last sync and
+//     checkpoint.
+//   - gcMu, the leaf: guards whether a leader is syncing and the channel
+//     it closes when done (syncEnd). Nothing else is taken under it, and
+//     nobody waits while holding it.
+//
+// StartOffset and DurableEnd are atomics and take no lock.
+//
+// Group commit (SyncTo): a caller whose end is durable returns at once.
+// Otherwise, if no leader is syncing, the caller becomes one; if one is,
+// the caller waits for its syncEnd and looks again (the running sync may
+// have started before the caller's append). The leader reads the active
+// segment and the newest flush under mu, releases it, fdatasyncs the
+// active .log, waits for the pending flush's sealed .log sync
+// (flush.logSynced: never for a directory sync), moves durable under mu
+// and closes syncEnd: everyone it covered returns at once, and one of
+// the rest leads the next sync.
+//
+// Who owns a sealed segment: a roll (under mu) writes the segment's
+// closing time index entry and makes it sealed; from then on nothing
+// changes its offsets, size or index entries, and readers use them
+// under mu as before. The roll's flush goroutine owns the rest: the
+// fdatasync of its .log, the write-out of its index entries (the index
+// files and how much of them is written, touched without mu: readers
+// use only the entries in memory) and the sync of its index files. A
+// leader may fdatasync the same .log beside it. The flush ends in this
+// order, and each step is a channel others wait on: logSynced (the
+// sealed .log is durable: what a sync waits for), durable (the spare
+// files renamed to the new segment's names, the next spare made and the
+// directory synced: what the next roll waits for, under mu, and what
+// OnRoll's sealed channel closes on), then its index files synced,
+// then, taking ckptMu and mu, the recovery point moved past the
+// segment and DurableEnd to the new base, then retention, then done.
+// Until the recovery point has passed a sealed segment (its flush wrote
+// its last byte before), retention leaves it alone; from then on
+// nothing writes to it, and retention or Close closes its files. The flush takes no lock
+// before durable is closed, since a roll waits for that holding mu; and
+// nobody waits for done holding mu or ckptMu, which the flush takes
+// after durable. Close waits for the newest flush's done (each flush
+// waits for the one before it) before it takes ckptMu.
+//
+// The spare files (sparePipe): a channel holding at most one set of
+// open files for the next segment. Open fills it; a roll takes the
+// spare under mu after the previous flush's durable; that roll's flush
+// renames the taken files to the new segment's names, creates the next
+// spare and puts it in the channel, and its one directory sync makes
+// both durable. Close closes a spare still in the channel, after every
+// flush has ended.
+//
+// Config.OnRoll runs inside Append, with mu held for writing, after the
+// new segment is active and before the batch that caused the roll is
+// written. It may read StartOffset and DurableEnd, take locks of its
+// own, and start work that waits for sealed (closed with the flush's
+// durable, or when the flush failed before it). It must not call any
+// other method of the Log (mu is not reentrant: a deadlock), nor wait
+// for anything that needs mu, and it should not wait for sealed itself:
+// that holds every append for an fdatasync and a directory sync. An
+// error from it fails the append; the roll has happened, and the log
+// stays usable.
 //
 // Legacy message sets (magic 0 and 1) are not read: Open refuses a
 // directory holding them rather than cutting them away.

@@ -1,13 +1,9 @@
 package segment
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -34,11 +30,12 @@ type Config struct {
 	Now                func() time.Time
 	// OnRoll is called after a roll, with the new segment's base offset,
 	// before the batch that caused the roll is written, with the log's
-	// lock held. sealed is closed once everything below newBase is
-	// durable (or its flush failed): background work can wait for it, so
-	// that its own fsyncs do not delay the one an acknowledgement waits
-	// for. The root package saves the producer-state snapshot there. An
-	// error fails that append.
+	// lock held: it must call no method of the Log but StartOffset and
+	// DurableEnd (see the package doc, "Locking"). sealed is closed once
+	// everything below newBase is durable (or its flush failed):
+	// background work can wait for it, so that its own fsyncs do not
+	// delay the one an acknowledgement waits for. The root package saves
+	// the producer-state snapshot there. An error fails that append.
 	OnRoll func(newBase int64, sealed <-chan struct{}) error
 }
 
@@ -115,21 +112,31 @@ type RecoveryReport struct {
 
 // Log is the segments of one partition directory. It is safe for
 // concurrent use: appends are serialised, reads run beside them, and
-// neither Sync nor the flush of a rolled segment blocks appends while the
-// disk works.
+// neither a sync nor the flush of a rolled segment blocks appends while
+// the disk works. See the package doc, "Locking", for the lock order and
+// what each lock guards.
 type Log struct {
 	dir string
 	cfg Config
 
-	mu      sync.RWMutex
-	segs    []*segment // by base offset; the last is active
-	err     error      // poison: set by a failed write or sync, returned forever
-	closed  bool
-	durable int64  // offsets below it are on disk
-	flush   *flush // the newest roll's background flush, nil once it is done
-	spare   *spare // open, directory entries durable: the next roll's files
+	mu     sync.RWMutex
+	segs   []*segment // by base offset; the last is active
+	err    error      // poison: set by a failed write or sync, returned forever
+	closed bool
+	flush  *flush     // the newest roll's background flush, nil once it is done
+	spares *sparePipe // the next roll's files; not guarded by mu (see sparePipe)
+	// durable is the offset below which the log is durable (DurableEnd).
+	// It only grows; it is written under mu and read without a lock.
+	durable atomic.Int64
 
-	syncMu sync.Mutex // one Sync at a time
+	// Group commit (SyncTo). syncMu is held by the one goroutine that
+	// syncs the log (the leader) while it syncs, and by Close. gcMu
+	// guards syncing, which says a leader is syncing, and syncEnd, which
+	// the leader closes when its sync has ended.
+	syncMu  sync.Mutex
+	gcMu    sync.Mutex
+	syncing bool
+	syncEnd chan struct{}
 
 	// ckptMu serialises the checkpoint's writers (flushes, retention,
 	// Close). ckpt is the checkpoint as last written: changed under both
@@ -138,27 +145,6 @@ type Log struct {
 	ckpt   checkpoint
 	start  atomic.Int64 // ckpt.logStart, readable without a lock
 }
-
-// A Log keeps the files of its next segment ready: created, and their
-// directory entries made durable, in the background under these names
-// (which Kafka ignores). A roll starts writing to them as they are, with
-// no creation, rename or sync under the append lock; the roll's flush renames them
-// to the segment's names. A batch written to the new segment is durable
-// once the file's data is synced, whether or not the rename has reached
-// the disk: after a crash, Open names a spare .log holding batches by its
-// first batch's base offset (its indexes are rebuilt: it is the last
-// segment). So an acknowledgement never waits for a directory sync.
-const (
-	spareName          = "logstore.next-segment"
-	spareIndexName     = "logstore.next-index"
-	spareTimeIndexName = "logstore.next-timeindex"
-)
-
-// spare is the open files of the next segment.
-type spare struct{ log, index, timeIndex File }
-
-// spareNames are the spare files, in the order log, index, time index.
-var spareNames = [...]string{spareName, spareIndexName, spareTimeIndexName}
 
 // flush is the background work that follows a roll: the sealed segment's
 // log is synced; the next spare is created and the directory synced (the
@@ -170,8 +156,7 @@ type flush struct {
 	next      int64         // the base offset of the segment after seg
 	prev      *flush        // the flush before this one, which must end first
 	logSynced chan struct{} // closed once seg's log is synced, or failed (err)
-	durable   chan struct{} // closed once the directory is synced too, or failed (err)
-	spare     *spare        // the next segment's files, ready once durable is closed
+	durable   chan struct{} // closed once the directory is synced too (the next spare is ready), or failed (err)
 	logErr    error         // why seg's log could not be synced; read after logSynced is closed
 	err       error         // why the flush failed before durable; read after durable is closed
 	done      chan struct{} // closed when the flush has ended (a failure has poisoned the log)
@@ -220,7 +205,7 @@ func Open(dir string, cfg Config) (*Log, RecoveryReport, error) {
 		}
 		l.segs = append(l.segs, s)
 	}
-	if l.spare, err = createSpare(cfg.FS, dir); err != nil {
+	if l.spares, err = newSparePipe(cfg.FS, dir); err != nil {
 		return nil, rep, errors.Join(err, l.closeSegments())
 	}
 	ck.logStart = max(ck.logStart, l.segs[0].base)
@@ -238,8 +223,8 @@ func Open(dir string, cfg Config) (*Log, RecoveryReport, error) {
 	if err := cfg.FS.SyncDir(dir); err != nil {
 		return nil, rep, errors.Join(err, l.closeSegments())
 	}
-	l.durable = l.active().nextOffset
-	l.ckpt = checkpoint{logStart: ck.logStart, recoveryPoint: l.durable}
+	l.durable.Store(l.active().nextOffset)
+	l.ckpt = checkpoint{logStart: ck.logStart, recoveryPoint: l.durable.Load()}
 	l.start.Store(ck.logStart)
 	if err := writeCheckpoint(cfg.FS, dir, l.ckpt); err != nil {
 		return nil, rep, errors.Join(err, l.closeSegments())
@@ -295,100 +280,6 @@ func (l *Log) cleanDir() ([]int64, error) {
 	}
 	sort.Slice(bases, func(i, j int) bool { return bases[i] < bases[j] })
 	return bases, nil
-}
-
-// createSpare creates the empty files of the next segment. The caller
-// syncs the directory.
-func createSpare(fsys FS, dir string) (*spare, error) {
-	files := make([]File, 3)
-	for i, n := range spareNames {
-		f, err := fsys.OpenFile(filepath.Join(dir, n), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
-		if err != nil {
-			for _, f := range files[:i] {
-				f.Close()
-			}
-			return nil, err
-		}
-		files[i] = f
-	}
-	return &spare{files[0], files[1], files[2]}, nil
-}
-
-// nameSpare renames the spare files that became the segment at base.
-func nameSpare(fsys FS, dir string, base int64) error {
-	for i, suffix := range [3]string{logSuffix, indexSuffix, timeIndexSuffix} {
-		if err := fsys.Rename(filepath.Join(dir, spareNames[i]), fileName(dir, base, suffix)); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (s *spare) close() error {
-	return errors.Join(s.log.Close(), s.index.Close(), s.timeIndex.Close())
-}
-
-// removeSpare removes whatever spare files are in dir. The caller syncs
-// the directory if it must.
-func removeSpare(fsys FS, dir string) error {
-	for _, n := range spareNames {
-		if err := fsys.Remove(filepath.Join(dir, n)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
-	}
-	return nil
-}
-
-// adoptSpare gives a spare that holds batches (a crash came before the
-// rename that made it a segment reached the disk) its segment name, from
-// its first batch's base offset, and returns that base offset; an empty
-// spare, or one whose first batch header was never written whole (so
-// nothing in it was acknowledged), is removed and -1 returned.
-func adoptSpare(fsys FS, dir string, segs map[int64]bool) (int64, error) {
-	name := filepath.Join(dir, spareName)
-	base, ok, err := spareBase(fsys, name)
-	if errors.Is(err, fs.ErrNotExist) {
-		ok, err = false, nil
-	}
-	if err != nil {
-		return -1, err
-	}
-	if ok && (base < 0 || segs[base]) {
-		return -1, &CorruptionError{File: name, Offset: 0, Err: fmt.Errorf("the first batch's base offset %d is not a new segment's", base)}
-	}
-	if ok {
-		// Its indexes go with the other spares: the scan rebuilds them.
-		if err := fsys.Rename(name, fileName(dir, base, logSuffix)); err != nil {
-			return -1, err
-		}
-	} else {
-		base = -1
-	}
-	return base, removeSpare(fsys, dir)
-}
-
-// spareBase reads the first batch header of the spare file name: its
-// base offset, or false when the spare does not hold a whole v2 batch
-// header (then nothing in it was acknowledged). The batch itself is
-// checked later, as the last segment's are, by the recovery scan.
-func spareBase(fsys FS, name string) (int64, bool, error) {
-	f, err := fsys.OpenFile(name, os.O_RDONLY, 0)
-	if err != nil {
-		return 0, false, err
-	}
-	hdr := make([]byte, recordbatch.HeaderSize)
-	n, rerr := f.ReadAt(hdr, 0)
-	if err := f.Close(); err != nil {
-		return 0, false, err
-	}
-	if rerr != nil && !errors.Is(rerr, io.EOF) {
-		return 0, false, rerr
-	}
-	// Kafka's v2 layout: base offset at byte 0, magic at byte 16.
-	if n < recordbatch.HeaderSize || hdr[16] != 2 {
-		return 0, false, nil
-	}
-	return int64(binary.BigEndian.Uint64(hdr)), true, nil
 }
 
 // parseSegmentName reads "<20 digits><suffix>".
@@ -567,17 +458,19 @@ func (l *Log) roll(base int64) error {
 		if prev.err != nil {
 			return l.poison("roll", prev.err)
 		}
-		l.spare, prev.spare = prev.spare, nil
 	}
 	old := l.active()
 	if err := old.finish(); err != nil {
 		return l.poison("roll", err)
 	}
 	// The spare files become the new segment; the flush names them.
+	sp := l.spares.take()
+	if sp == nil {
+		return l.poison("roll", errors.New("no spare files for the next segment"))
+	}
 	s := newSegment(&l.cfg, l.dir, base)
-	s.log, s.index.f, s.timeIndex.f = l.spare.log, l.spare.index, l.spare.timeIndex
+	s.log, s.index.f, s.timeIndex.f = sp.log, sp.index, sp.timeIndex
 	s.created = l.cfg.Now()
-	l.spare = nil
 	l.segs = append(l.segs, s)
 	f := &flush{seg: old, next: base, prev: prev, logSynced: make(chan struct{}), durable: make(chan struct{}), done: make(chan struct{})}
 	l.flush = f
@@ -606,10 +499,7 @@ func (l *Log) runFlush(f *flush) {
 	f.logErr = err
 	close(f.logSynced)
 	if err == nil {
-		err = nameSpare(l.cfg.FS, l.dir, f.next)
-	}
-	if err == nil {
-		f.spare, err = createSpare(l.cfg.FS, l.dir)
+		err = l.spares.renew(f.next)
 	}
 	if err == nil {
 		// The new segment's names, and the next spare.
@@ -633,13 +523,12 @@ func (l *Log) runFlush(f *flush) {
 	}
 	l.mu.Lock()
 	if err == nil {
-		l.durable = max(l.durable, f.next)
+		l.advanceDurable(f.next)
 	} else if l.err == nil {
 		l.poison("flush", err)
 	}
 	if l.flush == f {
-		// No roll came since: the spare waits in the log.
-		l.flush, l.spare, f.spare = nil, f.spare, nil
+		l.flush = nil // no roll came since
 	}
 	l.mu.Unlock()
 	if err == nil {
@@ -666,12 +555,82 @@ func (l *Log) moveRecoveryPoint(rp int64) error {
 	return nil
 }
 
+// DurableEnd returns the offset below which the log is durable: every
+// batch below it has been fsynced (by a sync, by a roll's flush, or by
+// Open, which syncs what it finds). It only grows, and it takes no lock,
+// so it may be called from anywhere, even Config.OnRoll. Appends do not
+// move it; SyncTo, Sync and the flushes of rolled segments do.
+func (l *Log) DurableEnd() int64 { return l.durable.Load() }
+
+// SyncTo returns once every offset below end is durable: group commit.
+// A caller whose offsets are durable already returns at once, without a
+// sync and without checking whether the log is closed or poisoned. Else,
+// when no sync is running, the caller leads one: it covers every append
+// made before it started, so it covers the appends of everyone waiting.
+// When one is running, the caller waits for its end (it may not cover the
+// caller's append, made after it started); then everyone it covered
+// returns at once, and one of the others leads the next. Appends go on
+// while the leader waits for the disk. After a roll, the sync also waits
+// for the sealed segment's log to be synced by its flush (never for a
+// directory sync: see spareName). end beyond the log end is an error.
+// A failed sync poisons the log, and every waiter returns its error.
+func (l *Log) SyncTo(end int64) error {
+	for l.durable.Load() < end {
+		l.gcMu.Lock()
+		if l.durable.Load() >= end {
+			l.gcMu.Unlock()
+			break
+		}
+		if l.syncing {
+			wait := l.syncEnd
+			l.gcMu.Unlock()
+			<-wait
+			continue
+		}
+		l.syncing, l.syncEnd = true, make(chan struct{})
+		l.gcMu.Unlock()
+		d, err := l.syncActive()
+		l.gcMu.Lock()
+		l.syncing = false
+		close(l.syncEnd)
+		l.gcMu.Unlock()
+		if err != nil {
+			// The log is poisoned (or closed) now: every later call
+			// fails, and durable never moves again.
+			return err
+		}
+		if d < end {
+			return fmt.Errorf("logstore/segment: %s is durable below offset %d, and ends there: cannot sync to %d", l.dir, d, end)
+		}
+	}
+	return nil
+}
+
 // Sync makes everything appended before it was called durable and
-// returns the offset below which the log is durable. Appends go on while
-// it waits for the disk; concurrent calls are serialised, so a caller can
-// share one fsync with every append made before it. After a roll it also
-// waits for the sealed segment's flush.
+// returns the offset below which the log is durable. It is SyncTo of the
+// log end, except that a closed or poisoned log always returns its error.
 func (l *Log) Sync() (int64, error) {
+	l.mu.RLock()
+	err := l.check()
+	var end int64
+	if err == nil {
+		end = l.active().nextOffset
+	}
+	l.mu.RUnlock()
+	if err != nil {
+		return 0, err
+	}
+	if err := l.SyncTo(end); err != nil {
+		return 0, err
+	}
+	return l.DurableEnd(), nil
+}
+
+// syncActive makes everything appended before it was called durable and
+// returns the offset below which the log is durable. Only group commit's
+// leader calls it (SyncTo). After a roll it also waits for the sealed
+// segment's log to be synced by its flush.
+func (l *Log) syncActive() (int64, error) {
 	l.syncMu.Lock()
 	defer l.syncMu.Unlock()
 	l.mu.RLock()
@@ -679,7 +638,7 @@ func (l *Log) Sync() (int64, error) {
 		l.mu.RUnlock()
 		return 0, err
 	}
-	s, end, durable, f := l.active(), l.active().nextOffset, l.durable, l.flush
+	s, end, durable, f := l.active(), l.active().nextOffset, l.durable.Load(), l.flush
 	l.mu.RUnlock()
 	if end <= durable {
 		return durable, nil
@@ -703,8 +662,16 @@ func (l *Log) Sync() (int64, error) {
 		}
 		return 0, l.err
 	}
-	l.durable = max(l.durable, end)
-	return l.durable, nil
+	l.advanceDurable(end)
+	return l.durable.Load(), nil
+}
+
+// advanceDurable moves durable up to d. The caller holds mu (for
+// writing), so writers never race.
+func (l *Log) advanceDurable(d int64) {
+	if d > l.durable.Load() {
+		l.durable.Store(d)
+	}
 }
 
 // Flushed waits until the flush of every rolled segment has ended: each
@@ -921,9 +888,8 @@ func (l *Log) closeSegments() error {
 	for _, s := range l.segs {
 		errs = append(errs, s.close())
 	}
-	if l.spare != nil {
-		errs = append(errs, l.spare.close())
-		l.spare = nil
+	if l.spares != nil {
+		errs = append(errs, l.spares.close())
 	}
 	return errors.Join(errs...)
 }

@@ -35,8 +35,13 @@ func fileName(dir string, base int64, suffix string) string {
 	return filepath.Join(dir, fmt.Sprintf("%020d%s", base, suffix))
 }
 
-// segment is one .log file and its two indexes. Its fields are guarded by
-// the Log's lock.
+// segment is one .log file and its two indexes. While it is active, its
+// fields change under the Log's lock held for writing, and readers read
+// them under it. Once a roll seals it, its offsets, size and index
+// entries never change again; its flush goroutine writes the index
+// entries out and syncs the files without the lock (indexFile.written and
+// the files), while readers use only the entries in memory. See the
+// package doc, "Locking".
 type segment struct {
 	fs        FS
 	dir       string
