@@ -50,35 +50,7 @@ func BenchmarkAppendCodec(b *testing.B) {
 			defer s.Close()
 			p := openPartition(b, s, "bench", 0)
 			tmpl, recordBytes := codecBatch(b, c, 1)
-			records := recordbatch.Batch(tmpl).NumRecords()
-			chunk := make([][]byte, max(1, benchChunkBytes/len(tmpl)))
-			for i := range chunk {
-				chunk[i] = make([]byte, len(tmpl))
-			}
-			var seq int32
-			fill := func(n int) {
-				for i := range n {
-					copy(chunk[i], tmpl)
-					setSequence(chunk[i], seq)
-					seq = recordbatch.IncrementSequence(seq, records)
-				}
-			}
-			b.SetBytes(int64(recordBytes))
-			b.ReportAllocs()
-			b.ResetTimer()
-			for done := 0; done < b.N; {
-				n := min(len(chunk), b.N-done)
-				b.StopTimer()
-				fill(n)
-				b.StartTimer()
-				for _, batch := range chunk[:n] {
-					if _, err := p.Append(batch); err != nil {
-						b.Fatal(err)
-					}
-				}
-				done += n
-			}
-			b.StopTimer()
+			appendCopies(b, p, tmpl, int64(recordBytes))
 			b.ReportMetric(float64(len(tmpl)), "batch-bytes")
 		})
 	}
