@@ -46,24 +46,8 @@ func TestSignalClosesAppendCleanly(t *testing.T) {
 func signalAppend(t *testing.T, cli string, sig syscall.Signal, sigName string, status int, sync string) {
 	dir := t.TempDir()
 	const topic = "sig"
-	cmd := exec.Command(cli, "append", "--dir", dir, "--topic", topic, "--input", "-", "--json",
+	cmd, stdin, replies, stderr := startAppend(t, cli, "--dir", dir, "--topic", topic, "--input", "-", "--json",
 		"--segment-bytes", "500", "--sync", sync)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stdin.Close() // open until the end: the signal, not EOF, stops the run
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill() // a failure: do not leave the process behind
-	replies := bufio.NewReader(stdout)
 
 	line := func(seq int) []byte {
 		b, err := json.Marshal(map[string]any{
@@ -109,7 +93,7 @@ func signalAppend(t *testing.T, cli string, sig syscall.Signal, sigName string, 
 	}
 	for readReply() {
 	}
-	err = cmd.Wait()
+	err := cmd.Wait()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != status {
 		t.Fatalf("exit: %v, want status %d\nstderr: %s", err, status, stderr.String())
@@ -186,23 +170,7 @@ func TestSecondSignalExitsAtOnce(t *testing.T) {
 	}
 	cli := buildCLI(t)
 	dir := t.TempDir()
-	cmd := exec.Command(cli, "append", "--dir", dir, "--topic", "sig", "--input", "-", "--json", "--segment-bytes", "500")
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stdin.Close()
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	replies := bufio.NewReader(stdout)
+	cmd, stdin, replies, stderr := startAppend(t, cli, "--dir", dir, "--topic", "sig", "--input", "-", "--json", "--segment-bytes", "500")
 	var acked []cliReply
 	for i := range 10 {
 		fmt.Fprintf(stdin, `{"producerId":7,"producerEpoch":0,"baseSequence":%d,"records":[{"value":"v%d"}]}`+"\n", i, i)
@@ -221,7 +189,7 @@ func TestSecondSignalExitsAtOnce(t *testing.T) {
 	if rest, _ := io.ReadAll(replies); len(rest) != 0 {
 		t.Fatalf("replies after the signals: %q", rest)
 	}
-	err = cmd.Wait()
+	err := cmd.Wait()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
 		t.Fatalf("exit: %v, want status 130\nstderr: %s", err, stderr.String())
@@ -251,4 +219,29 @@ func TestSecondSignalExitsAtOnce(t *testing.T) {
 		}
 	}
 	checkAgainstFullReplay(t, p)
+}
+
+// startAppend starts the CLI's append with args, its input a pipe that
+// stays open until the test ends (a signal, not EOF, stops the run), and
+// returns the process, that pipe, its replies and its stderr. The process
+// is killed when the test ends, should it fail before the process exits.
+func startAppend(t *testing.T, cli string, args ...string) (*exec.Cmd, io.WriteCloser, *bufio.Reader, *bytes.Buffer) {
+	t.Helper()
+	cmd := exec.Command(cli, append([]string{"append"}, args...)...)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stdin.Close() })
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr := new(bytes.Buffer)
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	return cmd, stdin, bufio.NewReader(stdout), stderr
 }
