@@ -23,7 +23,9 @@ const (
 	// ErrTruncated, ErrBatchTooSmall, ErrMagic, ErrUnknownCodec,
 	// ErrDecompress), INVALID_RECORD (87) for a batch that decodes but a
 	// producer may not send (ErrControl, ErrRecordCount, ErrSequence,
-	// ErrRecord), INVALID_TIMESTAMP (32) for ErrTimestamp.
+	// ErrRecord), INVALID_TIMESTAMP (32) for ErrTimestamp. A producer
+	// epoch below -1 is refused so too, with Cause
+	// producerstate.InvalidEpoch and Err nil (Kafka: INVALID_RECORD).
 	RefusedInvalid Refusal = iota + 1
 	// RefusedTooLarge: the batch is larger than Segment.MaxBatchBytes or
 	// Segment.SegmentBytes. Got is its size, Expected the limit it
