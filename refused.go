@@ -25,7 +25,7 @@ const (
 	// producer may not send (ErrControl, ErrRecordCount, ErrSequence,
 	// ErrRecord), INVALID_TIMESTAMP (32) for ErrTimestamp. A producer
 	// epoch below -1 is refused so too, with Cause
-	// producerstate.InvalidEpoch and Err nil (Kafka: INVALID_RECORD).
+	// producerstate.InvalidEpoch and Err nil.
 	RefusedInvalid Refusal = iota + 1
 	// RefusedTooLarge: the batch is larger than Segment.MaxBatchBytes or
 	// Segment.SegmentBytes. Got is its size, Expected the limit it
