@@ -3,7 +3,7 @@ package logstore_test
 // The crash-recovery suite: the store's promise (no acknowledged batch is
 // ever lost or written twice) under simulated power loss after every
 // filesystem operation, real SIGKILLs of the CLI, injected I/O errors,
-// damaged files, and concurrent appenders. See crash_*_test.go for the
+// damaged files, and concurrent appenders. See crashharness_*_test.go for the
 // model, the oracle and the harnesses, and internal/crashfs for the
 // filesystem that crashes.
 //
