@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/logstore/logstore/internal/testutil"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -16,6 +15,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/logstore/logstore"
+	"github.com/logstore/logstore/internal/testutil"
 	"github.com/logstore/logstore/producerstate"
 	"github.com/logstore/logstore/recordbatch"
 	"github.com/logstore/logstore/segment"

@@ -6,7 +6,6 @@ package logstore_test
 
 import (
 	"bytes"
-	"github.com/logstore/logstore/internal/testutil"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -16,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/logstore/logstore"
+	"github.com/logstore/logstore/internal/testutil"
 	"github.com/logstore/logstore/recordbatch"
 	"github.com/logstore/logstore/snapshot"
 )

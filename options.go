@@ -2,9 +2,9 @@ package logstore
 
 import (
 	"fmt"
-	"github.com/logstore/logstore/producerstate"
 	"time"
 
+	"github.com/logstore/logstore/producerstate"
 	"github.com/logstore/logstore/recordbatch"
 	"github.com/logstore/logstore/segment"
 )

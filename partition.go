@@ -3,14 +3,14 @@ package logstore
 import (
 	"errors"
 	"fmt"
-	"github.com/logstore/logstore/producerstate"
-	"github.com/logstore/logstore/snapshot"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/logstore/logstore/producerstate"
 	"github.com/logstore/logstore/recordbatch"
 	"github.com/logstore/logstore/segment"
+	"github.com/logstore/logstore/snapshot"
 )
 
 // AppendResult is what an accepted append was assigned.
