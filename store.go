@@ -115,7 +115,7 @@ type partEntry struct {
 //
 // The store directory and its lock file are on the operating system's
 // filesystem (flock needs a real file); everything below a partition
-// directory goes through opts.Segment.FS.
+// directory goes through the segment layer's filesystem (segment.OS).
 func Open(dir string, opts Options) (*Store, error) {
 	dir = filepath.Clean(dir)
 	opts, err := opts.withDefaults()
@@ -132,7 +132,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	return &Store{
 		dir:   dir,
 		opts:  opts,
-		fs:    opts.Segment.FS,
+		fs:    opts.fs,
 		lock:  lock,
 		parts: make(map[PartitionID]*partEntry),
 	}, nil
