@@ -193,7 +193,7 @@ func BenchmarkAppendParallel(b *testing.B) {
 	for _, producers := range []int{1, 4, 32} {
 		b.Run(fmt.Sprintf("producers=%d", producers), func(b *testing.B) {
 			fsys := &syncCountFS{FS: segment.OS}
-			s := openStore(b, b.TempDir(), logstore.Options{Sync: logstore.SyncAlways, Segment: segment.Config{FS: fsys}})
+			s := openStore(b, b.TempDir(), logstore.Options{Sync: logstore.SyncAlways}.WithFS(fsys))
 			defer s.Close()
 			p := openPartition(b, s, "bench", 0)
 			batches := make([][]byte, producers)
@@ -268,7 +268,7 @@ func BenchmarkAppendDuringRoll(b *testing.B) {
 			dir := b.TempDir()
 			withProducers(b, dir, 10000)
 			fsync := medianFsync(b, dir, 16<<10, 200)
-			s := openStore(b, dir, logstore.Options{Segment: segment.Config{SegmentBytes: c.segBytes}})
+			s := openStore(b, dir, logstore.Options{SegmentBytes: c.segBytes})
 			defer s.Close()
 			p := openPartition(b, s, "bench", 0)
 			batch := sizedBatch(b, 16<<10, 10000, 0) // a producer of its own

@@ -10,7 +10,6 @@ import (
 	"github.com/logstore/logstore"
 	"github.com/logstore/logstore/internal/testutil"
 	"github.com/logstore/logstore/recordbatch"
-	"github.com/logstore/logstore/segment"
 )
 
 // Shape of the partition BenchmarkOpen opens: 64 full segments of 4 MiB
@@ -41,8 +40,8 @@ const (
 // no-snapshot line reports that ratio as clean/no-snapshot.
 func BenchmarkOpen(b *testing.B) {
 	src := b.TempDir()
-	cfg := segment.Config{SegmentBytes: openBenchSegmentSize}
-	s, err := logstore.Open(src, logstore.Options{Sync: logstore.SyncNever, Segment: cfg})
+	opts := logstore.Options{Sync: logstore.SyncNever, SegmentBytes: openBenchSegmentSize}
+	s, err := logstore.Open(src, opts)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -128,7 +127,7 @@ func BenchmarkOpen(b *testing.B) {
 				c.strip(dir)
 				syscall.Sync() // the copy is on disk, as a store is before it opens
 				b.StartTimer()
-				s, err := logstore.Open(dir, logstore.Options{Sync: logstore.SyncNever, Segment: cfg})
+				s, err := logstore.Open(dir, opts)
 				if err != nil {
 					b.Fatal(err)
 				}

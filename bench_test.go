@@ -6,7 +6,6 @@ import (
 
 	"github.com/logstore/logstore"
 	"github.com/logstore/logstore/recordbatch"
-	"github.com/logstore/logstore/segment"
 )
 
 // BenchmarkAppendRoll measures what a roll costs an append: every append
@@ -30,7 +29,7 @@ func BenchmarkAppendRoll(b *testing.B) {
 			if every {
 				segBytes = 200
 			}
-			s := openStore(b, dir, logstore.Options{Sync: logstore.SyncNever, Segment: segment.Config{SegmentBytes: segBytes}})
+			s := openStore(b, dir, logstore.Options{Sync: logstore.SyncNever, SegmentBytes: segBytes})
 			defer s.Close()
 			p := openPartition(b, s, "bench", 0)
 			batches := make([][]byte, len(seq))

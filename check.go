@@ -1,13 +1,11 @@
 package logstore
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -20,56 +18,41 @@ import (
 	"github.com/logstore/logstore/snapshot"
 )
 
-// ProblemKind classifies a finding of Check.
-type ProblemKind uint8
+// ProblemKind classifies a finding of Check. It is segment.ProblemKind:
+// Check reports the findings of segment.Verifier as they are, and adds
+// the two kinds only it finds, ProblemSnapshot and ProblemPartition.
+// String gives the kind's word in Problem.String: NOTE, TORN_TAIL,
+// CORRUPT, INDEX, SNAPSHOT or PARTITION.
+type ProblemKind = segment.ProblemKind
 
-// The kinds of findings, as Check reports them. Every kind but
-// ProblemNote is a problem: something is wrong in the store.
+// The kinds of findings, as Check reports them; see segment.ProblemKind.
+// Every kind but ProblemNote is a problem: something is wrong in the
+// store.
 const (
 	// ProblemNote: nothing is wrong; something the next open tidies up
 	// (a Kafka index never trimmed, a leftover file, a snapshot below
 	// the log start) or that could not be checked.
-	ProblemNote ProblemKind = iota
+	ProblemNote = segment.ProblemNote
 	// ProblemTornTail: the active segment of a partition ends in a write
 	// an unclean shutdown interrupted; the next open cuts it.
-	ProblemTornTail
+	ProblemTornTail = segment.ProblemTornTail
 	// ProblemCorrupt: damaged log data (size, magic, CRC, offsets, an
 	// undecodable transaction marker) outside a torn tail, or a batch
 	// whose CRC is valid but whose records cannot be decoded.
-	ProblemCorrupt
+	ProblemCorrupt = segment.ProblemCorrupt
 	// ProblemIndex: an .index or .timeindex entry that disagrees with
 	// the log.
-	ProblemIndex
+	ProblemIndex = segment.ProblemIndex
 	// ProblemSnapshot: a producer-state snapshot that cannot be read, or
 	// that differs from the state a replay of the log gives at its
 	// offset, or that lies where no snapshot can be.
-	ProblemSnapshot
+	ProblemSnapshot = segment.ProblemSnapshot
 	// ProblemPartition: an entry of the store directory named as a
 	// partition (<topic>-<partition>) that is not a directory the store
 	// can open: a regular file, a dangling symbolic link or a loop of
 	// them, a directory that cannot be read.
-	ProblemPartition
+	ProblemPartition = segment.ProblemPartition
 )
-
-// String is the kind's word in Problem.String: NOTE, TORN_TAIL, CORRUPT,
-// INDEX, SNAPSHOT or PARTITION.
-func (k ProblemKind) String() string {
-	switch k {
-	case ProblemNote:
-		return "NOTE"
-	case ProblemTornTail:
-		return "TORN_TAIL"
-	case ProblemCorrupt:
-		return "CORRUPT"
-	case ProblemIndex:
-		return "INDEX"
-	case ProblemSnapshot:
-		return "SNAPSHOT"
-	case ProblemPartition:
-		return "PARTITION"
-	}
-	return fmt.Sprintf("ProblemKind(%d)", k)
-}
 
 // Problem is one finding of Check.
 type Problem struct {
@@ -200,10 +183,10 @@ func (c *Checker) Check(dir string) (CheckStats, error) {
 	var done int64
 	for _, part := range parts {
 		id := part.id
-		if part.bad != "" {
+		if bad := whyNotPartition(dir, part); bad != "" {
 			stats.Problems++
 			if c.Report != nil {
-				c.Report(Problem{Kind: ProblemPartition, File: part.name, Pos: -1, Snapshot: -1, Detail: part.bad})
+				c.Report(Problem{Kind: ProblemPartition, File: part.name, Pos: -1, Snapshot: -1, Detail: bad})
 			}
 			continue
 		}
@@ -231,54 +214,38 @@ func (c *Checker) Check(dir string) (CheckStats, error) {
 	return stats, nil
 }
 
-// partitionEntry is an entry of the store directory named as a
-// partition; bad, when set, says why it cannot be checked as one.
-type partitionEntry struct {
-	id   PartitionID
-	name string
-	bad  string
-}
-
-// listPartitions returns the entries of dir named as partitions, sorted
-// by topic and number, and the total size of their .log files. A
-// symbolic link is followed, as the store follows it.
-func listPartitions(dir string) ([]partitionEntry, int64, error) {
-	entries, err := os.ReadDir(dir)
+// listPartitions returns the entries of dir named as partitions, as
+// listPartitionDirs does, and the total size of their .log files.
+func listPartitions(dir string) ([]partitionDir, int64, error) {
+	parts, err := listPartitionDirs(segment.OS, dir)
 	if err != nil {
 		return nil, 0, err
 	}
-	var parts []partitionEntry
 	var total int64
-	for _, e := range entries {
-		id, ok := parsePartitionDir(e.Name())
-		if !ok {
-			continue
-		}
-		path := filepath.Join(dir, e.Name())
-		pe := partitionEntry{id: id, name: e.Name(), bad: notPartitionDir(path)}
-		var files []os.DirEntry
-		if pe.bad == "" {
-			if files, err = os.ReadDir(path); err != nil {
-				pe.bad = fmt.Sprintf("the partition directory cannot be read (%v): the store cannot open partition %s", err, id)
-			}
-		}
-		parts = append(parts, pe)
-		for _, f := range files {
-			if !strings.HasSuffix(f.Name(), ".log") {
+	for _, p := range parts {
+		path := filepath.Join(dir, p.name)
+		for _, f := range p.files {
+			if !strings.HasSuffix(f, ".log") {
 				continue
 			}
-			if info, err := f.Info(); err == nil && info.Mode().IsRegular() {
+			if info, err := os.Lstat(filepath.Join(path, f)); err == nil && info.Mode().IsRegular() {
 				total += info.Size()
 			}
 		}
 	}
-	slices.SortFunc(parts, func(a, b partitionEntry) int {
-		if c := strings.Compare(a.id.Topic, b.id.Topic); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.id.Partition, b.id.Partition)
-	})
 	return parts, total, nil
+}
+
+// whyNotPartition says why the entry p of the store in dir, named as a
+// partition, cannot be checked as one, or returns "" when it can.
+func whyNotPartition(dir string, p partitionDir) string {
+	if p.err == nil {
+		return ""
+	}
+	if why := notPartitionDir(filepath.Join(dir, p.name)); why != "" {
+		return why
+	}
+	return fmt.Sprintf("the partition directory cannot be read (%v): the store cannot open partition %s", p.err, p.id)
 }
 
 // notPartitionDir says why path, named as a partition, is not a
@@ -366,7 +333,7 @@ func (pc *partitionCheck) run(progress func(int64)) error {
 	v := segment.Verifier{
 		FS: segment.OS,
 		Report: func(p segment.Problem) {
-			pc.report(Problem{Kind: segmentKind(p.Kind), File: pc.rel(p.File), Pos: p.Pos, Snapshot: -1, Detail: p.Detail})
+			pc.report(Problem{Kind: p.Kind, File: pc.rel(p.File), Pos: p.Pos, Snapshot: -1, Detail: p.Detail})
 		},
 		Begin:    pc.begin,
 		Batch:    pc.batch,
@@ -387,18 +354,6 @@ func (pc *partitionCheck) run(progress func(int64)) error {
 			Detail: fmt.Sprintf("the records of %d batches above 8 MiB were not decoded", vs.UndecodedBatches)})
 	}
 	return pc.end(vs)
-}
-
-func segmentKind(k segment.ProblemKind) ProblemKind {
-	switch k {
-	case segment.ProblemTornTail:
-		return ProblemTornTail
-	case segment.ProblemCorrupt:
-		return ProblemCorrupt
-	case segment.ProblemIndex:
-		return ProblemIndex
-	}
-	return ProblemNote
 }
 
 // openSnapshots opens producer-snapshots.db read-only, when there is one,

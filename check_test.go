@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/logstore/logstore/internal/testutil"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -16,14 +15,14 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/logstore/logstore"
+	"github.com/logstore/logstore/internal/testutil"
 	"github.com/logstore/logstore/producerstate"
 	"github.com/logstore/logstore/recordbatch"
-	"github.com/logstore/logstore/segment"
 	"github.com/logstore/logstore/snapshot"
 )
 
 // chkOpts keeps producers whatever their timestamps and rolls often.
-var chkOpts = logstore.Options{Sync: logstore.SyncNever, ProducerExpiry: -1, Segment: segment.Config{SegmentBytes: 700, IndexIntervalBytes: 1}}
+var chkOpts = logstore.Options{Sync: logstore.SyncNever, ProducerExpiry: -1, SegmentBytes: 700, IndexIntervalBytes: 1}
 
 // chkRun checks dir and returns the findings and stats, failing the test
 // on an error.
@@ -223,7 +222,7 @@ func TestCheckForgottenProducers(t *testing.T) {
 	now := func() time.Time { return clock }
 	dir := t.TempDir()
 	opts := logstore.Options{Sync: logstore.SyncNever, ProducerExpiry: time.Hour, MaxProducers: 3,
-		Segment: segment.Config{SegmentBytes: 500, IndexIntervalBytes: 1, Now: now}}
+		SegmentBytes: 500, IndexIntervalBytes: 1}.WithClock(now)
 	s := openStore(t, dir, opts)
 	p := openPartition(t, s, "exp", 0)
 	send := func(pid int64, seq int32, n int) {
@@ -260,7 +259,7 @@ func TestCheckForgottenProducers(t *testing.T) {
 func TestCheckRetention(t *testing.T) {
 	dir := t.TempDir()
 	opts := chkOpts
-	opts.Segment.RetentionBytes = 1500
+	opts.RetentionBytes = 1500
 	s := openStore(t, dir, opts)
 	chkFill(t, s, "ret", 60, 1700000000000)
 	p := openPartition(t, s, "ret", 0)

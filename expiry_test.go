@@ -9,13 +9,12 @@ import (
 
 	"github.com/logstore/logstore"
 	"github.com/logstore/logstore/producerstate"
-	"github.com/logstore/logstore/segment"
 	"github.com/logstore/logstore/snapshot"
 )
 
 // clockOptions are the options of a store whose clock is *now.
 func clockOptions(now *time.Time) logstore.Options {
-	return logstore.Options{Sync: logstore.SyncNever, Segment: segment.Config{Now: func() time.Time { return *now }}}
+	return logstore.Options{Sync: logstore.SyncNever}.WithClock(func() time.Time { return *now })
 }
 
 // TestExpiryOnStoreClock: with the default expiry of a day, a producer

@@ -2,9 +2,10 @@ package logstore
 
 import (
 	"fmt"
-	"github.com/logstore/logstore/producerstate"
+	"math"
 	"time"
 
+	"github.com/logstore/logstore/producerstate"
 	"github.com/logstore/logstore/recordbatch"
 	"github.com/logstore/logstore/segment"
 )
@@ -80,7 +81,12 @@ func (m SyncMode) validate() error {
 }
 
 // Options configure a Store. The zero value is a durable store with
-// Kafka's segment defaults.
+// Kafka's segment defaults, that keeps everything.
+//
+// The segment fields apply to every partition of the store. They are
+// Kafka's topic configs of the same names (in Go case, a duration for
+// each .ms), and their zero values mean Kafka's defaults, except where
+// a field says otherwise.
 type Options struct {
 	// Sync is when appends are fsynced; default SyncAlways.
 	Sync SyncMode
@@ -91,19 +97,61 @@ type Options struct {
 	// value tries once and does not wait.
 	LockTimeout time.Duration
 
-	// Segment is passed to the log of every partition: filesystem,
-	// segment and index sizes, retention, clock. Leave OnRoll nil: the
-	// partition sets it, to save producer state whenever a segment rolls.
-	Segment segment.Config
+	// SegmentBytes is segment.bytes: a partition rolls to a new segment
+	// file before a batch would take the active one past this size. Zero
+	// means segment.DefaultSegmentBytes (1 GiB); otherwise from
+	// recordbatch.HeaderSize (61) to 2 GiB - 1. A batch larger than this
+	// is refused.
+	SegmentBytes int64
+
+	// SegmentTime is segment.ms: a partition rolls to a new segment when
+	// the batch being appended is this much newer, by record timestamps,
+	// than the active segment's first batch (or, when that batch has no
+	// timestamp, when the segment is this old on the store's clock).
+	// Zero means segment.DefaultSegmentMaxAge (7 days); negative is an
+	// error.
+	SegmentTime time.Duration
+
+	// SegmentIndexBytes is segment.index.bytes: the largest offset index
+	// and time index of a segment; a full index rolls the segment. Zero
+	// means segment.DefaultIndexMaxBytes (10 MiB); otherwise at least
+	// segment.MinIndexMaxBytes (24, two time-index entries).
+	SegmentIndexBytes int
+
+	// IndexIntervalBytes is index.interval.bytes: how many bytes of
+	// batches go between two index entries. Zero means
+	// segment.DefaultIndexIntervalBytes (4096); 1 indexes every batch;
+	// negative is an error.
+	IndexIntervalBytes int
+
+	// MaxMessageBytes is max.message.bytes: the largest batch (not
+	// record) Append accepts. Zero means segment.DefaultMaxBatchBytes
+	// (1048588); otherwise at least recordbatch.HeaderSize (61).
+	MaxMessageBytes int
+
+	// RetentionBytes is retention.bytes: the oldest segments of a
+	// partition are deleted while the ones after them still hold at
+	// least this many bytes. Zero or negative (Kafka's -1) keeps
+	// everything, the default.
+	RetentionBytes int64
+
+	// RetentionTime is retention.ms: the oldest segments of a partition
+	// are deleted while their newest record timestamp is older than this
+	// on the store's clock. Zero or negative keeps everything, the
+	// default (unlike Kafka, whose default is 7 days).
+	//
+	// Retention runs after each roll, once the segments are durable; it
+	// never deletes the active segment.
+	RetentionTime time.Duration
 
 	// ProducerExpiry is how long a producer may stay idle before the
-	// partition forgets it. Idleness is judged on the store's clock
-	// (Segment.Now): the time the store last accepted a batch of the
-	// producer, kept in every snapshot, and at open the open's time for
-	// a producer replayed from the log after the snapshot. Record
-	// timestamps play no part (unlike Kafka, which judges on them).
-	// Zero means producerstate.DefaultExpireAfter (1 day); a negative
-	// value turns expiry off.
+	// partition forgets it. Idleness is judged on the store's clock: the
+	// time the store last accepted a batch of the producer, kept in
+	// every snapshot, and at open the open's time for a producer
+	// replayed from the log after the snapshot. Record timestamps play
+	// no part (unlike Kafka, which judges on them). Zero means
+	// producerstate.DefaultExpireAfter (1 day); a negative value turns
+	// expiry off.
 	ProducerExpiry time.Duration
 
 	// MaxProducers caps the producers a partition remembers; past it the
@@ -121,6 +169,29 @@ type Options struct {
 	// batches those readers refuse, so it is an error, as is a negative
 	// one.
 	MaxRecordsBytes int
+
+	// fs is the filesystem of everything below a partition directory,
+	// and now the store's clock: segment.OS and time.Now, unless a test
+	// sets them (export_test.go) to inject faults, simulate power loss
+	// or move time.
+	fs  segment.FS
+	now func() time.Time
+}
+
+// segmentConfig is the configuration of a partition's log that o gives,
+// without the partition's OnRoll.
+func (o Options) segmentConfig() segment.Config {
+	return segment.Config{
+		FS:                 o.fs,
+		SegmentBytes:       o.SegmentBytes,
+		SegmentMaxAge:      o.SegmentTime,
+		IndexIntervalBytes: o.IndexIntervalBytes,
+		IndexMaxBytes:      o.SegmentIndexBytes,
+		MaxBatchBytes:      o.MaxMessageBytes,
+		RetentionBytes:     o.RetentionBytes,
+		RetentionTime:      o.RetentionTime,
+		Now:                o.now,
+	}
 }
 
 // producerConfig is the producer-state configuration o gives.
@@ -137,8 +208,17 @@ func (o Options) withDefaults() (Options, error) {
 	if err := o.Sync.validate(); err != nil {
 		return o, err
 	}
-	if o.Segment.OnRoll != nil {
-		return o, fmt.Errorf("logstore: Options.Segment.OnRoll must be nil: each partition sets it to save its producer state on a roll")
+	switch {
+	case o.SegmentBytes != 0 && (o.SegmentBytes < recordbatch.HeaderSize || o.SegmentBytes > math.MaxInt32):
+		return o, fmt.Errorf("logstore: Options.SegmentBytes %d: must be 0 (the default, %d) or from %d to %d", o.SegmentBytes, segment.DefaultSegmentBytes, recordbatch.HeaderSize, math.MaxInt32)
+	case o.SegmentTime < 0:
+		return o, fmt.Errorf("logstore: Options.SegmentTime %s: must be 0 (the default, %s) or more", o.SegmentTime, segment.DefaultSegmentMaxAge)
+	case o.SegmentIndexBytes != 0 && o.SegmentIndexBytes < segment.MinIndexMaxBytes:
+		return o, fmt.Errorf("logstore: Options.SegmentIndexBytes %d: must be 0 (the default, %d) or at least %d", o.SegmentIndexBytes, segment.DefaultIndexMaxBytes, segment.MinIndexMaxBytes)
+	case o.IndexIntervalBytes < 0:
+		return o, fmt.Errorf("logstore: Options.IndexIntervalBytes %d: must be 0 (the default, %d) or more", o.IndexIntervalBytes, segment.DefaultIndexIntervalBytes)
+	case o.MaxMessageBytes != 0 && o.MaxMessageBytes < recordbatch.HeaderSize:
+		return o, fmt.Errorf("logstore: Options.MaxMessageBytes %d: must be 0 (the default, %d) or at least %d", o.MaxMessageBytes, segment.DefaultMaxBatchBytes, recordbatch.HeaderSize)
 	}
 	if o.MaxRecordsBytes < 0 || o.MaxRecordsBytes > recordbatch.DefaultMaxRecordsBytes {
 		return o, fmt.Errorf("logstore: Options.MaxRecordsBytes %d: must be from 0 (the default, %d) to %d, the bound readers inflate to", o.MaxRecordsBytes, recordbatch.DefaultMaxRecordsBytes, recordbatch.DefaultMaxRecordsBytes)
@@ -149,8 +229,8 @@ func (o Options) withDefaults() (Options, error) {
 	if o.LockTimeout == 0 {
 		o.LockTimeout = DefaultLockTimeout
 	}
-	if o.Segment.FS == nil {
-		o.Segment.FS = segment.OS
+	if o.fs == nil {
+		o.fs = segment.OS
 	}
 	return o, nil
 }

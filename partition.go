@@ -3,13 +3,13 @@ package logstore
 import (
 	"errors"
 	"fmt"
-	"github.com/logstore/logstore/producerstate"
-	"github.com/logstore/logstore/snapshot"
 	"sync"
 	"time"
 
+	"github.com/logstore/logstore/producerstate"
 	"github.com/logstore/logstore/recordbatch"
 	"github.com/logstore/logstore/segment"
+	"github.com/logstore/logstore/snapshot"
 )
 
 // AppendResult is what an accepted append was assigned.
@@ -65,7 +65,7 @@ func openPartition(s *Store, id PartitionID, pdir string) (*Partition, error) {
 		id:       id,
 		store:    s,
 		mode:     s.opts.Sync,
-		maxBatch: s.opts.Segment.MaxBatchBytes,
+		maxBatch: s.opts.MaxMessageBytes,
 		// Set by withDefaults; a Partition made otherwise gets the
 		// readers' default from recordbatch.
 		maxRecords: s.opts.MaxRecordsBytes,
@@ -73,7 +73,7 @@ func openPartition(s *Store, id PartitionID, pdir string) (*Partition, error) {
 	if p.maxBatch == 0 {
 		p.maxBatch = segment.DefaultMaxBatchBytes
 	}
-	cfg := s.opts.Segment
+	cfg := s.opts.segmentConfig()
 	cfg.OnRoll = p.onRoll
 	p.now = cfg.Now
 	if p.now == nil {

@@ -217,14 +217,14 @@ func TestBatchTooLarge(t *testing.T) {
 	big := batchOf(strings.Repeat("x", 300))
 	for _, tc := range []struct {
 		name  string
-		cfg   segment.Config
+		opts  logstore.Options
 		cause error
 	}{
-		{"above MaxBatchBytes", segment.Config{MaxBatchBytes: 200}, recordbatch.ErrBatchTooLarge},
-		{"above SegmentBytes", segment.Config{SegmentBytes: 200}, segment.ErrBatchTooLarge},
+		{"above MaxMessageBytes", logstore.Options{MaxMessageBytes: 200}, recordbatch.ErrBatchTooLarge},
+		{"above SegmentBytes", logstore.Options{SegmentBytes: 200}, segment.ErrBatchTooLarge},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := openStore(t, t.TempDir(), logstore.Options{Segment: tc.cfg})
+			s := openStore(t, t.TempDir(), tc.opts)
 			p := openPartition(t, s, "events", 0)
 			_, err := p.Append(slices.Clone(big))
 			if !errors.Is(err, logstore.ErrInvalidBatch) || !errors.Is(err, tc.cause) {
@@ -264,8 +264,8 @@ func TestGroupCommit(t *testing.T) {
 			s := openStore(t, t.TempDir(), logstore.Options{
 				Sync: logstore.SyncAlways,
 				// Small segments, so the run rolls several times.
-				Segment: segment.Config{FS: fsys, SegmentBytes: 64 << 10},
-			})
+				SegmentBytes: 64 << 10,
+			}.WithFS(fsys))
 			p := openPartition(t, s, "events", 0)
 			syncsBefore := fsys.logSyncs.Load()
 
@@ -360,7 +360,7 @@ func TestSyncFailurePoisons(t *testing.T) {
 		t.Run(fault, func(t *testing.T) {
 			dir := t.TempDir()
 			fsys := newTestFS()
-			s := openStore(t, dir, logstore.Options{Segment: segment.Config{FS: fsys}})
+			s := openStore(t, dir, logstore.Options{}.WithFS(fsys))
 			p := openPartition(t, s, "events", 0)
 			var acked []string
 			for i := range 5 {
@@ -436,7 +436,7 @@ func TestSyncFailureUnderGroupCommit(t *testing.T) {
 	dir := t.TempDir()
 	fsys := newTestFS()
 	fsys.syncDelay = 500 * time.Microsecond
-	s := openStore(t, dir, logstore.Options{Segment: segment.Config{FS: fsys}})
+	s := openStore(t, dir, logstore.Options{}.WithFS(fsys))
 	p := openPartition(t, s, "events", 0)
 
 	const goroutines, perG = 16, 40
@@ -500,7 +500,7 @@ func TestSyncFailureUnderGroupCommit(t *testing.T) {
 func TestSyncNever(t *testing.T) {
 	dir := t.TempDir()
 	fsys := newTestFS()
-	s := openStore(t, dir, logstore.Options{Sync: logstore.SyncNever, Segment: segment.Config{FS: fsys}})
+	s := openStore(t, dir, logstore.Options{Sync: logstore.SyncNever}.WithFS(fsys))
 	p := openPartition(t, s, "events", 0)
 	before := fsys.logSyncs.Load()
 	want := make(map[int64]string)
@@ -538,9 +538,8 @@ func TestSyncInterval(t *testing.T) {
 	dir := t.TempDir()
 	fsys := newTestFS()
 	s := openStore(t, dir, logstore.Options{
-		Sync:    logstore.SyncInterval(20 * time.Millisecond),
-		Segment: segment.Config{FS: fsys},
-	})
+		Sync: logstore.SyncInterval(20 * time.Millisecond),
+	}.WithFS(fsys))
 	p := openPartition(t, s, "events", 0)
 	want := make(map[int64]string)
 	before := fsys.logSyncs.Load()

@@ -78,7 +78,7 @@ func TestAcceptanceTrace(t *testing.T) {
 	for _, restart := range []bool{false, true} {
 		t.Run(fmt.Sprintf("restart=%t", restart), func(t *testing.T) {
 			dir := t.TempDir()
-			opts := logstore.Options{Segment: segment.Config{Now: func() time.Time { return now }}}
+			opts := logstore.Options{}.WithClock(func() time.Time { return now })
 			s := openStore(t, dir, opts)
 			p := openPartition(t, s, "trace", 0)
 			for i, st := range steps {
@@ -111,7 +111,7 @@ func TestAcceptanceTrace(t *testing.T) {
 // segment's base offset, plus one at the log end on a clean close.
 func TestSnapshotsOnRollAndClose(t *testing.T) {
 	dir := t.TempDir()
-	s := openStore(t, dir, logstore.Options{Sync: logstore.SyncNever, Segment: segment.Config{SegmentBytes: 600}})
+	s := openStore(t, dir, logstore.Options{Sync: logstore.SyncNever, SegmentBytes: 600})
 	p := openPartition(t, s, "rolls", 0)
 	for i := range 20 {
 		if _, err := p.Append(producerBatch(7, 0, int32(i*2), 2, recent)); err != nil {
@@ -150,7 +150,7 @@ func TestSnapshotsOnRollAndClose(t *testing.T) {
 // plus replay, so the producer continues right after what survived.
 func TestSnapshotAboveLogEndRemoved(t *testing.T) {
 	dir := t.TempDir()
-	opts := logstore.Options{Segment: segment.Config{SegmentBytes: 600}}
+	opts := logstore.Options{SegmentBytes: 600}
 	s := openStore(t, dir, opts)
 	p := openPartition(t, s, "cut", 0)
 	for i := range 20 {
@@ -191,7 +191,7 @@ func TestSnapshotAboveLogEndRemoved(t *testing.T) {
 // aside, and startup rebuilds the same state from the log.
 func TestGarbageSnapshotDB(t *testing.T) {
 	dir := t.TempDir()
-	opts := logstore.Options{Segment: segment.Config{SegmentBytes: 600}}
+	opts := logstore.Options{SegmentBytes: 600}
 	s := openStore(t, dir, opts)
 	p := openPartition(t, s, "g", 0)
 	var last logstore.AppendResult
@@ -230,7 +230,7 @@ func TestSnapshotPlusTailEqualsFullReplay(t *testing.T) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 42))
 			dir := t.TempDir()
-			opts := logstore.Options{Sync: logstore.SyncNever, ProducerExpiry: -1, Segment: segment.Config{SegmentBytes: 900}}
+			opts := logstore.Options{Sync: logstore.SyncNever, ProducerExpiry: -1, SegmentBytes: 900}
 			s := openStore(t, dir, opts)
 			p := openPartition(t, s, "prop", 0)
 			type sent struct {
@@ -346,7 +346,7 @@ func checkAgainstFullReplay(t *testing.T, p *logstore.Partition) {
 // snapshots below the new log start go with them.
 func TestSnapshotsPrunedByRetention(t *testing.T) {
 	dir := t.TempDir()
-	s := openStore(t, dir, logstore.Options{Sync: logstore.SyncNever, Segment: segment.Config{SegmentBytes: 600, RetentionBytes: 1500}})
+	s := openStore(t, dir, logstore.Options{Sync: logstore.SyncNever, SegmentBytes: 600, RetentionBytes: 1500})
 	p := openPartition(t, s, "ret", 0)
 	for i := range 40 {
 		if _, err := p.Append(producerBatch(3, 0, int32(i), 1, recent)); err != nil {

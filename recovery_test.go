@@ -3,7 +3,7 @@ package logstore_test
 // The crash-recovery suite: the store's promise (no acknowledged batch is
 // ever lost or written twice) under simulated power loss after every
 // filesystem operation, real SIGKILLs of the CLI, injected I/O errors,
-// damaged files, and concurrent appenders. See crash_*_test.go for the
+// damaged files, and concurrent appenders. See crashharness_*_test.go for the
 // model, the oracle and the harnesses, and internal/crashfs for the
 // filesystem that crashes.
 //
@@ -112,9 +112,7 @@ func TestCrashRecovery(t *testing.T) {
 // accepts.
 func TestInjectedFaults(t *testing.T) {
 	env := func() crashEnv {
-		return crashEnv{root: t.TempDir(), topic: "faults", opts: logstore.Options{
-			ProducerExpiry: -1, Segment: crashSegmentConfig(900, 2500),
-		}}
+		return crashEnv{root: t.TempDir(), topic: "faults", opts: withCrashSegments(logstore.Options{ProducerExpiry: -1}, 900, 2500)}
 	}
 	seeds := []uint64{7}
 	modes := []crashfs.Mode(nil) // one per run, in turn
@@ -548,9 +546,8 @@ func TestConcurrentAppendsAndCrash(t *testing.T) {
 		dbPaths = append(dbPaths, filepath.Join(pdir, "producer-snapshots.db"))
 	}
 	fs := crashfs.New(root)
-	opts := logstore.Options{ProducerExpiry: -1, Segment: crashSegmentConfig(2048, 0)}
-	run := opts
-	run.Segment.FS = fs
+	opts := withCrashSegments(logstore.Options{ProducerExpiry: -1}, 2048, 0)
+	run := opts.WithFS(fs)
 	s := openStore(t, root, run)
 	ps := make([]*logstore.Partition, parts)
 	for i, topic := range topics {

@@ -27,8 +27,8 @@ const (
 	// epoch below -1 is refused so too, with Cause
 	// producerstate.InvalidEpoch and Err nil.
 	RefusedInvalid Refusal = iota + 1
-	// RefusedTooLarge: the batch is larger than Segment.MaxBatchBytes or
-	// Segment.SegmentBytes. Got is its size, Expected the limit it
+	// RefusedTooLarge: the batch is larger than Options.MaxMessageBytes or
+	// Options.SegmentBytes. Got is its size, Expected the limit it
 	// broke; Err a *recordbatch.CorruptionError (recordbatch.ErrBatchTooLarge)
 	// or a *segment.BatchTooLargeError. INVALID. Kafka: MESSAGE_TOO_LARGE
 	// (10); Kafka answers RECORD_LIST_TOO_LARGE (18) for a batch larger

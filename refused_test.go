@@ -38,7 +38,7 @@ func TestRefusals(t *testing.T) {
 	dir := t.TempDir()
 	now := time.UnixMilli(recent)
 	clock := func() time.Time { return now }
-	s := openStore(t, dir, logstore.Options{ProducerExpiry: time.Hour, Segment: segment.Config{Now: clock}})
+	s := openStore(t, dir, logstore.Options{ProducerExpiry: time.Hour}.WithClock(clock))
 	p := openPartition(t, s, "events", 0)
 	for _, b := range [][]byte{
 		producerBatch(31, 1, 0, 2, recent), // offsets 0..1, next sequence 2
@@ -118,18 +118,18 @@ func TestRefusedTooLarge(t *testing.T) {
 	big := batchOf(strings.Repeat("x", 300))
 	for _, tc := range []struct {
 		name   string
-		cfg    segment.Config
+		opts   logstore.Options
 		reason string
 		check  error
 	}{
-		{"above MaxBatchBytes", segment.Config{MaxBatchBytes: 200},
+		{"above MaxMessageBytes", logstore.Options{MaxMessageBytes: 200},
 			fmt.Sprintf("batch size above the limit: size %d, limit 200", len(big)), recordbatch.ErrBatchTooLarge},
-		{"above SegmentBytes", segment.Config{SegmentBytes: 200},
+		{"above SegmentBytes", logstore.Options{SegmentBytes: 200},
 			fmt.Sprintf("batch too large: %d bytes, limits %d per batch and 200 per segment", len(big), segment.DefaultMaxBatchBytes), segment.ErrBatchTooLarge},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			s := openStore(t, dir, logstore.Options{Segment: tc.cfg})
+			s := openStore(t, dir, tc.opts)
 			p := openPartition(t, s, "events", 0)
 			checkRefusal(t, p, dir, slices.Clone(big), logstore.RefusedTooLarge, producerstate.NoCause, 200, int64(len(big)), tc.reason, logstore.ErrInvalidBatch, tc.check)
 		})

@@ -1,13 +1,11 @@
 package logstore
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -117,7 +115,7 @@ type partEntry struct {
 //
 // The store directory and its lock file are on the operating system's
 // filesystem (flock needs a real file); everything below a partition
-// directory goes through opts.Segment.FS.
+// directory goes through the segment layer's filesystem (segment.OS).
 func Open(dir string, opts Options) (*Store, error) {
 	dir = filepath.Clean(dir)
 	opts, err := opts.withDefaults()
@@ -134,7 +132,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	return &Store{
 		dir:   dir,
 		opts:  opts,
-		fs:    opts.Segment.FS,
+		fs:    opts.fs,
 		lock:  lock,
 		parts: make(map[PartitionID]*partEntry),
 	}, nil
@@ -270,28 +268,17 @@ func (s *Store) forget(p *Partition) {
 // sorted by topic and partition. Entries whose names are not
 // <topic>-<partition> directories are ignored.
 func (s *Store) Partitions() ([]PartitionID, error) {
-	names, err := s.fs.ReadDir(s.dir)
+	parts, err := listPartitionDirs(s.fs, s.dir)
 	if err != nil {
 		return nil, fmt.Errorf("logstore: list partitions of store %s: %w", s.dir, err)
 	}
 	var ids []PartitionID
-	for _, name := range names {
-		id, ok := parsePartitionDir(name)
-		if !ok {
-			continue
-		}
+	for _, p := range parts {
 		// A directory lists; a file of the same name does not.
-		if _, err := s.fs.ReadDir(filepath.Join(s.dir, name)); err != nil {
-			continue
+		if p.err == nil {
+			ids = append(ids, p.id)
 		}
-		ids = append(ids, id)
 	}
-	slices.SortFunc(ids, func(a, b PartitionID) int {
-		if c := strings.Compare(a.Topic, b.Topic); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.Partition, b.Partition)
-	})
 	return ids, nil
 }
 

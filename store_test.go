@@ -326,16 +326,48 @@ func TestPartitionConcurrentOpen(t *testing.T) {
 	}
 }
 
+// TestOpenOptionsRefused: Open refuses options out of range, with an
+// error that names the option.
 func TestOpenOptionsRefused(t *testing.T) {
 	dir := t.TempDir()
-	for name, opts := range map[string]logstore.Options{
-		"zero interval":     {Sync: logstore.SyncInterval(0)},
-		"negative interval": {Sync: logstore.SyncInterval(-time.Second)},
-		"OnRoll set":        {Segment: segment.Config{OnRoll: func(int64, <-chan struct{}) error { return nil }}},
+	for name, tc := range map[string]struct {
+		opts logstore.Options
+		want string
+	}{
+		"zero interval":           {logstore.Options{Sync: logstore.SyncInterval(0)}, "sync interval 0s"},
+		"negative interval":       {logstore.Options{Sync: logstore.SyncInterval(-time.Second)}, "sync interval -1s"},
+		"small segment":           {logstore.Options{SegmentBytes: 60}, "Options.SegmentBytes 60: must be 0 (the default, 1073741824) or from 61 to 2147483647"},
+		"huge segment":            {logstore.Options{SegmentBytes: 1 << 31}, "Options.SegmentBytes 2147483648:"},
+		"negative segment":        {logstore.Options{SegmentBytes: -1}, "Options.SegmentBytes -1:"},
+		"negative segment time":   {logstore.Options{SegmentTime: -time.Second}, "Options.SegmentTime -1s: must be 0 (the default, 168h0m0s) or more"},
+		"small index":             {logstore.Options{SegmentIndexBytes: 23}, "Options.SegmentIndexBytes 23: must be 0 (the default, 10485760) or at least 24"},
+		"negative index interval": {logstore.Options{IndexIntervalBytes: -1}, "Options.IndexIntervalBytes -1: must be 0 (the default, 4096) or more"},
+		"small max message":       {logstore.Options{MaxMessageBytes: 60}, "Options.MaxMessageBytes 60: must be 0 (the default, 1048588) or at least 61"},
+		"negative records bound":  {logstore.Options{MaxRecordsBytes: -1}, "Options.MaxRecordsBytes -1:"},
 	} {
-		if s, err := logstore.Open(dir, opts); err == nil {
+		s, err := logstore.Open(dir, tc.opts)
+		if err == nil {
 			s.Close()
 			t.Errorf("%s: Open succeeded", name)
+			continue
+		}
+		if !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v\nwant it to contain %q", name, err, tc.want)
+		}
+	}
+}
+
+// TestOpenOptionsAtTheirBounds: the smallest and largest values in range
+// open a store whose partitions work.
+func TestOpenOptionsAtTheirBounds(t *testing.T) {
+	for name, opts := range map[string]logstore.Options{
+		"smallest": {SegmentBytes: 61, SegmentTime: time.Millisecond, SegmentIndexBytes: 24, IndexIntervalBytes: 1, MaxMessageBytes: 61, RetentionBytes: -1, RetentionTime: -1},
+		"largest":  {SegmentBytes: 1<<31 - 1, SegmentIndexBytes: 1 << 20, MaxMessageBytes: 1 << 30, RetentionBytes: 1 << 40, RetentionTime: 1000 * time.Hour},
+	} {
+		s := openStore(t, t.TempDir(), opts)
+		openPartition(t, s, "events", 0)
+		if err := s.Close(); err != nil {
+			t.Errorf("%s: close: %v", name, err)
 		}
 	}
 }

@@ -4,13 +4,14 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
-	"github.com/logstore/logstore/internal/testutil"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/logstore/logstore/internal/testutil"
 )
 
 // updateGolden rewrites testdata/golden/*.txt from what the dump prints:

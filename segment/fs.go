@@ -1,10 +1,11 @@
 package segment
 
 import (
-	"github.com/logstore/logstore/internal/fileutil"
 	"io"
 	"io/fs"
 	"os"
+
+	"github.com/logstore/logstore/internal/fileutil"
 )
 
 // FS is every file operation the segment layer performs. OS is the real

@@ -16,13 +16,17 @@ import (
 	"github.com/logstore/logstore/recordbatch"
 )
 
-// ProblemKind classifies what Verify found.
+// ProblemKind classifies a finding of Verify, and of the root package's
+// Check, which reports Verify's findings with its own about the store
+// directory and the producer-state snapshots. Every kind but ProblemNote
+// is a problem: something is wrong in the store.
 type ProblemKind uint8
 
 const (
 	// ProblemNote is not an error: something the next open tidies up
 	// (an index Kafka preallocated and never trimmed, a leftover
-	// temporary file, a missing index), or what could not be checked.
+	// temporary file, a missing index, a snapshot below the log start),
+	// or what could not be checked.
 	ProblemNote ProblemKind = iota
 	// ProblemTornTail: after an unclean shutdown, the active segment ends
 	// in bytes that are not a whole valid batch, with no valid batch
@@ -36,18 +40,35 @@ const (
 	// ProblemIndex: an .index or .timeindex entry that disagrees with the
 	// log, in a segment the next open does not rebuild.
 	ProblemIndex
+	// ProblemSnapshot: a producer-state snapshot that cannot be read, or
+	// that differs from the state a replay of the log gives at its
+	// offset, or that lies where no snapshot can be. Only Check reports
+	// it: Verify does not read snapshots.
+	ProblemSnapshot
+	// ProblemPartition: an entry of the store directory named as a
+	// partition (<topic>-<partition>) that is not a directory the store
+	// can open: a regular file, a dangling symbolic link or a loop of
+	// them, a directory that cannot be read. Only Check reports it:
+	// Verify is given a partition directory.
+	ProblemPartition
 )
 
+// String is the kind's word, as `logstore check` prints it: NOTE,
+// TORN_TAIL, CORRUPT, INDEX, SNAPSHOT or PARTITION.
 func (k ProblemKind) String() string {
 	switch k {
 	case ProblemNote:
-		return "note"
+		return "NOTE"
 	case ProblemTornTail:
-		return "torn tail"
+		return "TORN_TAIL"
 	case ProblemCorrupt:
-		return "corrupt"
+		return "CORRUPT"
 	case ProblemIndex:
-		return "index"
+		return "INDEX"
+	case ProblemSnapshot:
+		return "SNAPSHOT"
+	case ProblemPartition:
+		return "PARTITION"
 	}
 	return fmt.Sprintf("ProblemKind(%d)", k)
 }

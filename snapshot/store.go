@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/logstore/logstore/internal/fileutil"
 	"io/fs"
 	"math"
 	"os"
@@ -19,6 +18,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
 
+	"github.com/logstore/logstore/internal/fileutil"
 	"github.com/logstore/logstore/producerstate"
 )
 

@@ -314,7 +314,7 @@ func (o *appendOptions) storeOptions(intervalSet bool) (logstore.Options, error)
 	if o.segmentBytes < recordbatch.HeaderSize || o.segmentBytes > math.MaxInt32 {
 		return opts, fmt.Errorf("--segment-bytes %d: must be from %d to %d", o.segmentBytes, recordbatch.HeaderSize, math.MaxInt32)
 	}
-	opts.Segment.SegmentBytes = o.segmentBytes
+	opts.SegmentBytes = o.segmentBytes
 	return opts, nil
 }
 

@@ -14,7 +14,6 @@ import (
 	"github.com/logstore/logstore"
 	"github.com/logstore/logstore/internal/testutil"
 	"github.com/logstore/logstore/recordbatch"
-	"github.com/logstore/logstore/segment"
 	"github.com/logstore/logstore/snapshot"
 )
 
@@ -82,7 +81,7 @@ func sameSums(a, b map[string][32]byte) bool {
 // their (fixed, old) timestamps.
 var checkFixtureOpts = logstore.Options{
 	ProducerExpiry: -1,
-	Segment:        segment.Config{SegmentBytes: 600, IndexIntervalBytes: 1},
+	SegmentBytes:   600, IndexIntervalBytes: 1,
 }
 
 // fillCheckFixture appends the fixture's batches: 14 batches of two

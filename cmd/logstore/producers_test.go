@@ -2,13 +2,13 @@ package main
 
 import (
 	"fmt"
-	"github.com/logstore/logstore/internal/testutil"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/logstore/logstore"
+	"github.com/logstore/logstore/internal/testutil"
 )
 
 // farTimestamp is the record timestamp of the batches the tests append

@@ -6,7 +6,6 @@ package logstore_test
 
 import (
 	"bytes"
-	"github.com/logstore/logstore/internal/testutil"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -16,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/logstore/logstore"
+	"github.com/logstore/logstore/internal/testutil"
 	"github.com/logstore/logstore/recordbatch"
 	"github.com/logstore/logstore/snapshot"
 )
@@ -35,7 +35,7 @@ const damageTopic = "damage"
 // directory while it is open, as a killed process leaves it.
 func newDamageFixture(t *testing.T, clean bool) *damageFixture {
 	t.Helper()
-	f := &damageFixture{dir: t.TempDir(), opts: logstore.Options{ProducerExpiry: -1, Segment: crashSegmentConfig(1024, 0)}}
+	f := &damageFixture{dir: t.TempDir(), opts: withCrashSegments(logstore.Options{ProducerExpiry: -1}, 1024, 0)}
 	f.pdir = filepath.Join(f.dir, damageTopic+"-0")
 	s := openStore(t, f.dir, f.opts)
 	p := openPartition(t, s, damageTopic, 0)

@@ -101,7 +101,7 @@ func (r *faultRun) run() int {
 func (r *faultRun) open() bool {
 	r.t.Helper()
 	opts := r.env.opts
-	opts.Segment.FS = r.fs
+	opts = opts.WithFS(r.fs)
 	opts.LockTimeout = -1
 	s, err := logstore.Open(r.env.root, opts)
 	if err != nil {

@@ -99,7 +99,7 @@ func checkConcurrent(root string, topics []string, opts logstore.Options, img co
 			}
 		}
 	}
-	opts.Segment.FS = img.fs
+	opts = opts.WithFS(img.fs)
 	opts.LockTimeout = -1
 	s, err := logstore.Open(root, opts)
 	if err != nil {

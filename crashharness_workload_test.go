@@ -99,7 +99,7 @@ func newCrashRun(t testing.TB, w crashWorkload, seed uint64) *crashRun {
 		env: crashEnv{
 			root:  t.TempDir(),
 			topic: "crash",
-			opts:  logstore.Options{Sync: w.sync, ProducerExpiry: -1, Segment: crashSegmentConfig(w.segBytes, w.retention)},
+			opts:  withCrashSegments(logstore.Options{Sync: w.sync, ProducerExpiry: -1}, w.segBytes, w.retention),
 		},
 		record: true,
 	}

@@ -17,7 +17,6 @@ import (
 	"github.com/logstore/logstore/internal/crashfs"
 	"github.com/logstore/logstore/producerstate"
 	"github.com/logstore/logstore/recordbatch"
-	"github.com/logstore/logstore/segment"
 	"github.com/logstore/logstore/snapshot"
 )
 
@@ -258,7 +257,7 @@ func readLog(p *logstore.Partition) ([]recordbatch.Batch, error) {
 type crashEnv struct {
 	root  string
 	topic string
-	opts  logstore.Options // Segment.FS is set per image
+	opts  logstore.Options // the filesystem (WithFS) is set per image
 }
 
 func (e *crashEnv) pdir() string { return filepath.Join(e.root, e.topic+"-0") }
@@ -370,8 +369,7 @@ func (e *crashEnv) diverge(s *logstore.Store, p *logstore.Partition, img *crashf
 
 // reopenAsIs opens the store on img without touching the snapshot db.
 func (e *crashEnv) reopenAsIs(img *crashfs.FS) (*logstore.Store, *logstore.Partition, error) {
-	opts := e.opts
-	opts.Segment.FS = img
+	opts := e.opts.WithFS(img)
 	opts.LockTimeout = -1
 	s, err := logstore.Open(e.root, opts)
 	if err != nil {
@@ -384,9 +382,11 @@ func (e *crashEnv) reopenAsIs(img *crashfs.FS) (*logstore.Store, *logstore.Parti
 	return s, p, nil
 }
 
-// crashSegmentConfig is the segment layout of the crash workloads: small
-// segments, so rolls (and snapshots) come every few batches, an index
-// entry every few batches, and retention when asked.
-func crashSegmentConfig(segBytes, retention int64) segment.Config {
-	return segment.Config{SegmentBytes: segBytes, IndexIntervalBytes: 200, RetentionBytes: retention, Now: crashClock}
+// withCrashSegments returns o with the segment layout of the crash
+// workloads, on the crash clock: small segments, so rolls (and
+// snapshots) come every few batches, an index entry every few batches,
+// and retention when asked.
+func withCrashSegments(o logstore.Options, segBytes, retention int64) logstore.Options {
+	o.SegmentBytes, o.IndexIntervalBytes, o.RetentionBytes = segBytes, 200, retention
+	return o.WithClock(crashClock)
 }

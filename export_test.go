@@ -1,0 +1,22 @@
+package logstore
+
+import (
+	"time"
+
+	"github.com/logstore/logstore/segment"
+)
+
+// WithFS returns o with fs as the filesystem of everything below the
+// partition directories, for tests that inject faults or simulate power
+// loss. Only tests can set it.
+func (o Options) WithFS(fs segment.FS) Options {
+	o.fs = fs
+	return o
+}
+
+// WithClock returns o with now as the store's clock, for tests that move
+// time. Only tests can set it.
+func (o Options) WithClock(now func() time.Time) Options {
+	o.now = now
+	return o
+}
