@@ -53,7 +53,7 @@ func TestDurableEnd(t *testing.T) {
 	for _, mode := range []logstore.SyncMode{logstore.SyncAlways, logstore.SyncInterval(time.Hour), logstore.SyncNever} {
 		t.Run(mode.String(), func(t *testing.T) {
 			h := &heldSyncFS{FS: segment.OS, entered: make(chan struct{}, 1), release: make(chan struct{})}
-			s := openStore(t, t.TempDir(), logstore.Options{Sync: mode, Segment: segment.Config{FS: h}})
+			s := openStore(t, t.TempDir(), logstore.Options{Sync: mode}.WithFS(h))
 			p := openPartition(t, s, "events", 0)
 			res, err := p.Append(batchOf("a"))
 			if err != nil {
