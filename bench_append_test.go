@@ -17,7 +17,7 @@ import (
 
 	"github.com/logstore/logstore"
 	"github.com/logstore/logstore/recordbatch"
-	"github.com/logstore/logstore/segment"
+	"github.com/logstore/logstore/vfs"
 )
 
 // The batch sizes of issue 7's append benchmarks.
@@ -192,7 +192,7 @@ func BenchmarkRawWrite(b *testing.B) {
 func BenchmarkAppendParallel(b *testing.B) {
 	for _, producers := range []int{1, 4, 32} {
 		b.Run(fmt.Sprintf("producers=%d", producers), func(b *testing.B) {
-			fsys := &syncCountFS{FS: segment.OS}
+			fsys := &syncCountFS{FS: vfs.OS}
 			s := openStore(b, b.TempDir(), logstore.Options{Sync: logstore.SyncAlways}.WithFS(fsys))
 			defer s.Close()
 			p := openPartition(b, s, "bench", 0)
@@ -228,11 +228,11 @@ func BenchmarkAppendParallel(b *testing.B) {
 
 // syncCountFS counts the syncs of .log files.
 type syncCountFS struct {
-	segment.FS
+	vfs.FS
 	logSyncs atomic.Int64
 }
 
-func (f *syncCountFS) OpenFile(name string, flag int, perm fs.FileMode) (segment.File, error) {
+func (f *syncCountFS) OpenFile(name string, flag int, perm fs.FileMode) (vfs.File, error) {
 	file, err := f.FS.OpenFile(name, flag, perm)
 	if err != nil || !strings.HasSuffix(name, ".log") {
 		return file, err
@@ -241,7 +241,7 @@ func (f *syncCountFS) OpenFile(name string, flag int, perm fs.FileMode) (segment
 }
 
 type syncCountFile struct {
-	segment.File
+	vfs.File
 	n *atomic.Int64
 }
 

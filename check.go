@@ -16,6 +16,7 @@ import (
 	"github.com/logstore/logstore/recordbatch"
 	"github.com/logstore/logstore/segment"
 	"github.com/logstore/logstore/snapshot"
+	"github.com/logstore/logstore/vfs"
 )
 
 // ProblemKind classifies a finding of Check. It is segment.ProblemKind:
@@ -217,7 +218,7 @@ func (c *Checker) Check(dir string) (CheckStats, error) {
 // listPartitions returns the entries of dir named as partitions, as
 // listPartitionDirs does, and the total size of their .log files.
 func listPartitions(dir string) ([]partitionDir, int64, error) {
-	parts, err := listPartitionDirs(segment.OS, dir)
+	parts, err := listPartitionDirs(vfs.OS, dir)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -331,7 +332,7 @@ func (pc *partitionCheck) run(progress func(int64)) error {
 		defer pc.snaps.Close()
 	}
 	v := segment.Verifier{
-		FS: segment.OS,
+		FS: vfs.OS,
 		Report: func(p segment.Problem) {
 			pc.report(Problem{Kind: p.Kind, File: pc.rel(p.File), Pos: p.Pos, Snapshot: -1, Detail: p.Detail})
 		},

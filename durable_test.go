@@ -9,20 +9,20 @@ import (
 	"time"
 
 	"github.com/logstore/logstore"
-	"github.com/logstore/logstore/segment"
+	"github.com/logstore/logstore/vfs"
 )
 
 // heldSyncFS counts the syncs of .log files; while hold is set, the next
 // .log sync says so on entered and waits for release.
 type heldSyncFS struct {
-	segment.FS
+	vfs.FS
 	syncs   atomic.Int64
 	hold    atomic.Bool
 	entered chan struct{}
 	release chan struct{}
 }
 
-func (h *heldSyncFS) OpenFile(name string, flag int, perm fs.FileMode) (segment.File, error) {
+func (h *heldSyncFS) OpenFile(name string, flag int, perm fs.FileMode) (vfs.File, error) {
 	f, err := h.FS.OpenFile(name, flag, perm)
 	if err != nil || !strings.HasSuffix(name, ".log") {
 		return f, err
@@ -31,7 +31,7 @@ func (h *heldSyncFS) OpenFile(name string, flag int, perm fs.FileMode) (segment.
 }
 
 type heldSyncFile struct {
-	segment.File
+	vfs.File
 	fs *heldSyncFS
 }
 
@@ -52,7 +52,7 @@ func (f *heldSyncFile) Sync() error {
 func TestDurableEnd(t *testing.T) {
 	for _, mode := range []logstore.SyncMode{logstore.SyncAlways, logstore.SyncInterval(time.Hour), logstore.SyncNever} {
 		t.Run(mode.String(), func(t *testing.T) {
-			h := &heldSyncFS{FS: segment.OS, entered: make(chan struct{}, 1), release: make(chan struct{})}
+			h := &heldSyncFS{FS: vfs.OS, entered: make(chan struct{}, 1), release: make(chan struct{})}
 			s := openStore(t, t.TempDir(), logstore.Options{Sync: mode}.WithFS(h))
 			p := openPartition(t, s, "events", 0)
 			res, err := p.Append(batchOf("a"))

@@ -3,13 +3,13 @@ package logstore
 import (
 	"time"
 
-	"github.com/logstore/logstore/segment"
+	"github.com/logstore/logstore/vfs"
 )
 
 // WithFS returns o with fs as the filesystem of everything below the
 // partition directories, for tests that inject faults or simulate power
 // loss. Only tests can set it.
-func (o Options) WithFS(fs segment.FS) Options {
+func (o Options) WithFS(fs vfs.FS) Options {
 	o.fs = fs
 	return o
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/logstore/logstore/producerstate"
 	"github.com/logstore/logstore/recordbatch"
 	"github.com/logstore/logstore/segment"
+	"github.com/logstore/logstore/vfs"
 )
 
 // DefaultLockTimeout is how long Open waits for another holder of the
@@ -171,10 +172,10 @@ type Options struct {
 	MaxRecordsBytes int
 
 	// fs is the filesystem of everything below a partition directory,
-	// and now the store's clock: segment.OS and time.Now, unless a test
+	// and now the store's clock: vfs.OS and time.Now, unless a test
 	// sets them (export_test.go) to inject faults, simulate power loss
 	// or move time.
-	fs  segment.FS
+	fs  vfs.FS
 	now func() time.Time
 }
 
@@ -230,7 +231,7 @@ func (o Options) withDefaults() (Options, error) {
 		o.LockTimeout = DefaultLockTimeout
 	}
 	if o.fs == nil {
-		o.fs = segment.OS
+		o.fs = vfs.OS
 	}
 	return o, nil
 }

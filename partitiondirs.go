@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/logstore/logstore/segment"
+	"github.com/logstore/logstore/vfs"
 )
 
 // partitionDir is an entry of a store directory named as a partition
@@ -26,7 +26,7 @@ type partitionDir struct {
 // sorted by topic and partition, each with its files or the error
 // listing it gave. A symbolic link is followed. Store.Partitions keeps
 // those without an error; Check reports the others.
-func listPartitionDirs(fsys segment.FS, dir string) ([]partitionDir, error) {
+func listPartitionDirs(fsys vfs.FS, dir string) ([]partitionDir, error) {
 	names, err := fsys.ReadDir(dir)
 	if err != nil {
 		return nil, err

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/logstore/logstore/segment"
+	"github.com/logstore/logstore/vfs"
 )
 
 // lockFileName is the store's lock file, directly in the store directory.
@@ -89,7 +89,7 @@ func parsePartitionDir(name string) (PartitionID, bool) {
 type Store struct {
 	dir  string
 	opts Options
-	fs   segment.FS
+	fs   vfs.FS
 	lock *fileLock
 
 	mu     sync.Mutex
@@ -115,7 +115,7 @@ type partEntry struct {
 //
 // The store directory and its lock file are on the operating system's
 // filesystem (flock needs a real file); everything below a partition
-// directory goes through the segment layer's filesystem (segment.OS).
+// directory goes through the segment layer's filesystem (vfs.OS).
 func Open(dir string, opts Options) (*Store, error) {
 	dir = filepath.Clean(dir)
 	opts, err := opts.withDefaults()
@@ -173,7 +173,7 @@ func createStoreDir(dir string) error {
 		return err
 	}
 	for i := len(created) - 1; i >= 0; i-- {
-		if err := segment.OS.SyncDir(filepath.Dir(created[i])); err != nil {
+		if err := vfs.OS.SyncDir(filepath.Dir(created[i])); err != nil {
 			return err
 		}
 	}

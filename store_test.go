@@ -20,7 +20,7 @@ import (
 	"github.com/logstore/logstore"
 	"github.com/logstore/logstore/internal/testutil"
 	"github.com/logstore/logstore/recordbatch"
-	"github.com/logstore/logstore/segment"
+	"github.com/logstore/logstore/vfs"
 )
 
 // openStore opens a store in dir and closes it when the test ends (a
@@ -119,10 +119,10 @@ func readValues(t testing.TB, p *logstore.Partition) map[int64]string {
 	return values
 }
 
-// testFS is a segment.FS over segment.OS that counts the syncs of .log
+// testFS is a vfs.FS over vfs.OS that counts the syncs of .log
 // files, can make them slow, and can fail one .log Sync or WriteAt.
 type testFS struct {
-	segment.FS
+	vfs.FS
 	logSyncs  atomic.Int64
 	syncDelay time.Duration
 
@@ -135,9 +135,9 @@ type testFS struct {
 
 var errInjected = errors.New("injected fault")
 
-func newTestFS() *testFS { return &testFS{FS: segment.OS, synced: make(map[string]int64)} }
+func newTestFS() *testFS { return &testFS{FS: vfs.OS, synced: make(map[string]int64)} }
 
-func (f *testFS) OpenFile(name string, flag int, perm fs.FileMode) (segment.File, error) {
+func (f *testFS) OpenFile(name string, flag int, perm fs.FileMode) (vfs.File, error) {
 	file, err := f.FS.OpenFile(name, flag, perm)
 	if err != nil || !strings.HasSuffix(name, ".log") {
 		return file, err
@@ -146,7 +146,7 @@ func (f *testFS) OpenFile(name string, flag int, perm fs.FileMode) (segment.File
 }
 
 type testFile struct {
-	segment.File
+	vfs.File
 	fs   *testFS
 	name string
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/logstore/logstore/recordbatch"
 	"github.com/logstore/logstore/segment"
+	"github.com/logstore/logstore/vfs"
 )
 
 // BenchmarkAppend appends 16 KiB batches, and with sync=always syncs after
@@ -39,7 +40,7 @@ func BenchmarkAppend(b *testing.B) {
 			l.Close()
 		})
 		b.Run(fmt.Sprintf("RawWrite/size=%dKiB/sync=%s", len(raw)>>10, mode), func(b *testing.B) {
-			f, err := segment.OS.OpenFile(filepath.Join(b.TempDir(), "raw"), os.O_RDWR|os.O_CREATE, 0o644)
+			f, err := vfs.OS.OpenFile(filepath.Join(b.TempDir(), "raw"), os.O_RDWR|os.O_CREATE, 0o644)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/logstore/logstore/recordbatch"
+	"github.com/logstore/logstore/vfs"
 )
 
 // checkpointName is the file in a partition directory where a Log keeps
@@ -92,7 +93,7 @@ func unmarshalCheckpoint(data []byte) (checkpoint, error) {
 
 // readCheckpoint returns the checkpoint in dir; ok is false when there is
 // none.
-func readCheckpoint(fsys FS, dir string) (c checkpoint, ok bool, err error) {
+func readCheckpoint(fsys vfs.FS, dir string) (c checkpoint, ok bool, err error) {
 	f, err := fsys.OpenFile(filepath.Join(dir, checkpointName), os.O_RDONLY, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		return checkpoint{}, false, nil
@@ -117,7 +118,7 @@ func readCheckpoint(fsys FS, dir string) (c checkpoint, ok bool, err error) {
 }
 
 // writeCheckpoint replaces the checkpoint in dir durably.
-func writeCheckpoint(fsys FS, dir string, c checkpoint) error {
+func writeCheckpoint(fsys vfs.FS, dir string, c checkpoint) error {
 	name := filepath.Join(dir, checkpointName)
 	tmp := name + ".tmp"
 	f, err := fsys.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)

@@ -81,7 +81,7 @@
 //   - A failed write or sync poisons the Log: every later call returns
 //     an error matching ErrPoisoned, since the page cache may have dropped
 //     the data. Close then leaves no clean mark, so the next Open recovers.
-//   - Every file operation goes through FS, so tests inject faults.
+//   - Every file operation goes through vfs.FS, so tests inject faults.
 //
 // # Locking
 //

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/logstore/logstore/segment"
+	"github.com/logstore/logstore/vfs"
 )
 
 var errInjected = errors.New("injected fault")
@@ -16,7 +17,7 @@ var errInjected = errors.New("injected fault")
 // faultFS wraps the OS filesystem and fails the n-th write or sync (of
 // any file, counted from 1), or counts them when n is 0.
 type faultFS struct {
-	segment.FS
+	vfs.FS
 	mu       sync.Mutex
 	failAt   int
 	ops      int
@@ -33,7 +34,7 @@ func (f *faultFS) tick() error {
 	return nil
 }
 
-func (f *faultFS) OpenFile(name string, flag int, perm fs.FileMode) (segment.File, error) {
+func (f *faultFS) OpenFile(name string, flag int, perm fs.FileMode) (vfs.File, error) {
 	file, err := f.FS.OpenFile(name, flag, perm)
 	if err != nil {
 		return nil, err
@@ -56,7 +57,7 @@ func (f *faultFS) SyncDir(dir string) error {
 }
 
 type faultFile struct {
-	segment.File
+	vfs.File
 	fs    *faultFS
 	isLog bool
 }
@@ -91,7 +92,7 @@ func TestFaults(t *testing.T) {
 	const batches = 12
 	for failAt := 1; ; failAt++ {
 		dir := filepath.Join(t.TempDir(), "p-0")
-		ffs := &faultFS{FS: segment.OS}
+		ffs := &faultFS{FS: vfs.OS}
 		cfg := segment.Config{FS: ffs, SegmentBytes: 700, IndexIntervalBytes: 100}
 		l, _, err := segment.Open(dir, cfg)
 		if err != nil {

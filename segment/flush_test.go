@@ -16,13 +16,14 @@ import (
 	"github.com/logstore/logstore/internal/testutil"
 	"github.com/logstore/logstore/recordbatch"
 	"github.com/logstore/logstore/segment"
+	"github.com/logstore/logstore/vfs"
 )
 
 // gateFS records every file sync and directory sync in order, and holds
 // the sync of one file (held), or with holdDir every directory sync,
 // until release is closed.
 type gateFS struct {
-	segment.FS
+	vfs.FS
 	held    string
 	holdDir atomic.Bool
 	release chan struct{}
@@ -43,7 +44,7 @@ func (g *gateFS) Events() []string {
 	return append([]string(nil), g.events...)
 }
 
-func (g *gateFS) OpenFile(name string, flag int, perm fs.FileMode) (segment.File, error) {
+func (g *gateFS) OpenFile(name string, flag int, perm fs.FileMode) (vfs.File, error) {
 	f, err := g.FS.OpenFile(name, flag, perm)
 	if err != nil {
 		return nil, err
@@ -60,7 +61,7 @@ func (g *gateFS) SyncDir(dir string) error {
 }
 
 type gateFile struct {
-	segment.File
+	vfs.File
 	fs   *gateFS
 	name string
 }
@@ -81,7 +82,7 @@ func (f *gateFile) Sync() error {
 // the gate (its release not yet closed).
 func rolledLog(t *testing.T, dir string) (*segment.Log, *gateFS) {
 	t.Helper()
-	g := &gateFS{FS: segment.OS, release: make(chan struct{})}
+	g := &gateFS{FS: vfs.OS, release: make(chan struct{})}
 	l, _ := open(t, dir, segment.Config{FS: g, SegmentBytes: 300})
 	g.held = name(0, ".log") // after Open, which syncs it too
 	t.Cleanup(func() {
@@ -144,7 +145,7 @@ func TestRollDoesNotWaitForFlush(t *testing.T) {
 // after a roll waits for the sealed segment's log but not for a
 // directory sync (a journal commit, several fsyncs long).
 func TestAckDoesNotWaitForDirectorySync(t *testing.T) {
-	g := &gateFS{FS: segment.OS, release: make(chan struct{})}
+	g := &gateFS{FS: vfs.OS, release: make(chan struct{})}
 	dir := filepath.Join(t.TempDir(), "p-0")
 	l, _ := open(t, dir, segment.Config{FS: g, SegmentBytes: 300})
 	g.holdDir.Store(true)

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"sort"
+
+	"github.com/logstore/logstore/vfs"
 )
 
 // Index entry sizes. Part of Kafka's file formats; never change them.
@@ -20,7 +22,7 @@ const (
 // file never holds more than the entries (Kafka preallocates and trims;
 // we never preallocate).
 type indexFile struct {
-	f          File
+	f          vfs.File
 	name       string
 	base       int64
 	buf        []byte

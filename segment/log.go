@@ -14,12 +14,13 @@ import (
 	"time"
 
 	"github.com/logstore/logstore/recordbatch"
+	"github.com/logstore/logstore/vfs"
 )
 
 // Config is how a Log lays out, rolls and retains its segments. Zero
 // fields take Kafka's defaults.
 type Config struct {
-	FS                 FS            // default OS
+	FS                 vfs.FS        // default OS
 	SegmentBytes       int64         // segment.bytes: default 1 GiB, at most 2 GiB - 1
 	SegmentMaxAge      time.Duration // segment.ms: default 7 days
 	IndexIntervalBytes int           // index.interval.bytes: default 4096; 1 indexes every batch
@@ -50,7 +51,7 @@ const (
 
 func (c Config) withDefaults() (Config, error) {
 	if c.FS == nil {
-		c.FS = OS
+		c.FS = vfs.OS
 	}
 	if c.SegmentBytes == 0 {
 		c.SegmentBytes = DefaultSegmentBytes

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/logstore/logstore/recordbatch"
+	"github.com/logstore/logstore/vfs"
 )
 
 // File name suffixes, as Kafka names a segment's files.
@@ -43,10 +44,10 @@ func fileName(dir string, base int64, suffix string) string {
 // the files), while readers use only the entries in memory. See the
 // package doc, "Locking".
 type segment struct {
-	fs        FS
+	fs        vfs.FS
 	dir       string
 	base      int64
-	log       File
+	log       vfs.File
 	logName   string
 	index     offsetIndex
 	timeIndex timeIndex
@@ -121,7 +122,7 @@ func openSegment(cfg *Config, dir string, base int64) (*segment, error) {
 
 // openOrCreate opens name, creating it (and setting *created) when it
 // does not exist.
-func openOrCreate(fsys FS, name string, created *bool) (File, error) {
+func openOrCreate(fsys vfs.FS, name string, created *bool) (vfs.File, error) {
 	f, err := fsys.OpenFile(name, os.O_RDWR, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		*created = true
@@ -138,7 +139,7 @@ func openOrCreate(fsys FS, name string, created *bool) (File, error) {
 // preallocated files do; a further real entry, or a length that is not
 // a multiple of esize, makes trusted false: the file is rebuilt from the
 // log.
-func readEntries(f File, dst []byte, esize, limit int64, isZero func([]byte) bool) (data []byte, size int64, trusted bool, err error) {
+func readEntries(f vfs.File, dst []byte, esize, limit int64, isZero func([]byte) bool) (data []byte, size int64, trusted bool, err error) {
 	if size, err = f.Size(); err != nil {
 		return nil, 0, false, err
 	}
@@ -577,7 +578,7 @@ func (s *segment) offsetForTime(ts int64, size int64) (int64, error) {
 // close closes whichever files are open.
 func (s *segment) close() error {
 	var errs []error
-	for _, f := range []File{s.log, s.index.f, s.timeIndex.f} {
+	for _, f := range []vfs.File{s.log, s.index.f, s.timeIndex.f} {
 		if f != nil {
 			errs = append(errs, f.Close())
 		}

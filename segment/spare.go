@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/logstore/logstore/recordbatch"
+	"github.com/logstore/logstore/vfs"
 )
 
 // A Log keeps the files of its next segment ready: created, and their
@@ -28,7 +29,7 @@ const (
 )
 
 // spare is the open files of the next segment.
-type spare struct{ log, index, timeIndex File }
+type spare struct{ log, index, timeIndex vfs.File }
 
 // spareNames are the spare files, in the order log, index, time index.
 var spareNames = [...]string{spareName, spareIndexName, spareTimeIndexName}
@@ -49,13 +50,13 @@ var spareNames = [...]string{spareName, spareIndexName, spareTimeIndexName}
 // it, whose new segment it becomes; Close, which closes a spare still in
 // ready and removes its names.
 type sparePipe struct {
-	fs    FS
+	fs    vfs.FS
 	dir   string
 	ready chan *spare // capacity 1: the next roll's files, durable once the flush that made them closes durable
 }
 
 // newSparePipe creates the first spare. The caller syncs the directory.
-func newSparePipe(fsys FS, dir string) (*sparePipe, error) {
+func newSparePipe(fsys vfs.FS, dir string) (*sparePipe, error) {
 	p := &sparePipe{fs: fsys, dir: dir, ready: make(chan *spare, 1)}
 	s, err := createSpare(fsys, dir)
 	if err != nil {
@@ -105,8 +106,8 @@ func (p *sparePipe) close() error {
 
 // createSpare creates the empty files of the next segment. The caller
 // syncs the directory.
-func createSpare(fsys FS, dir string) (*spare, error) {
-	files := make([]File, 3)
+func createSpare(fsys vfs.FS, dir string) (*spare, error) {
+	files := make([]vfs.File, 3)
 	for i, n := range spareNames {
 		f, err := fsys.OpenFile(filepath.Join(dir, n), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 		if err != nil {
@@ -121,7 +122,7 @@ func createSpare(fsys FS, dir string) (*spare, error) {
 }
 
 // nameSpare renames the spare files that became the segment at base.
-func nameSpare(fsys FS, dir string, base int64) error {
+func nameSpare(fsys vfs.FS, dir string, base int64) error {
 	for i, suffix := range [3]string{logSuffix, indexSuffix, timeIndexSuffix} {
 		if err := fsys.Rename(filepath.Join(dir, spareNames[i]), fileName(dir, base, suffix)); err != nil {
 			return err
@@ -136,7 +137,7 @@ func (s *spare) close() error {
 
 // removeSpare removes whatever spare files are in dir. The caller syncs
 // the directory if it must.
-func removeSpare(fsys FS, dir string) error {
+func removeSpare(fsys vfs.FS, dir string) error {
 	for _, n := range spareNames {
 		if err := fsys.Remove(filepath.Join(dir, n)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
@@ -150,7 +151,7 @@ func removeSpare(fsys FS, dir string) error {
 // its first batch's base offset, and returns that base offset; an empty
 // spare, or one whose first batch header was never written whole (so
 // nothing in it was acknowledged), is removed and -1 returned.
-func adoptSpare(fsys FS, dir string, segs map[int64]bool) (int64, error) {
+func adoptSpare(fsys vfs.FS, dir string, segs map[int64]bool) (int64, error) {
 	name := filepath.Join(dir, spareName)
 	base, ok, err := spareBase(fsys, name)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -177,7 +178,7 @@ func adoptSpare(fsys FS, dir string, segs map[int64]bool) (int64, error) {
 // base offset, or false when the spare does not hold a whole v2 batch
 // header (then nothing in it was acknowledged). The batch itself is
 // checked later, as the last segment's are, by the recovery scan.
-func spareBase(fsys FS, name string) (int64, bool, error) {
+func spareBase(fsys vfs.FS, name string) (int64, bool, error) {
 	f, err := fsys.OpenFile(name, os.O_RDONLY, 0)
 	if err != nil {
 		return 0, false, err

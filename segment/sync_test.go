@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/logstore/logstore/segment"
+	"github.com/logstore/logstore/vfs"
 )
 
 var errSyncFault = errors.New("injected sync fault")
@@ -18,7 +19,7 @@ var errSyncFault = errors.New("injected sync fault")
 // says so on entered and waits for release; while fail is set, the next
 // .log sync fails.
 type holdFS struct {
-	segment.FS
+	vfs.FS
 	syncs   atomic.Int64
 	hold    atomic.Bool
 	fail    atomic.Bool
@@ -27,10 +28,10 @@ type holdFS struct {
 }
 
 func newHoldFS() *holdFS {
-	return &holdFS{FS: segment.OS, entered: make(chan struct{}, 1), release: make(chan struct{})}
+	return &holdFS{FS: vfs.OS, entered: make(chan struct{}, 1), release: make(chan struct{})}
 }
 
-func (h *holdFS) OpenFile(name string, flag int, perm fs.FileMode) (segment.File, error) {
+func (h *holdFS) OpenFile(name string, flag int, perm fs.FileMode) (vfs.File, error) {
 	f, err := h.FS.OpenFile(name, flag, perm)
 	if err != nil || !strings.HasSuffix(name, ".log") {
 		return f, err
@@ -39,7 +40,7 @@ func (h *holdFS) OpenFile(name string, flag int, perm fs.FileMode) (segment.File
 }
 
 type holdFile struct {
-	segment.File
+	vfs.File
 	fs *holdFS
 }
 

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/logstore/logstore/recordbatch"
+	"github.com/logstore/logstore/vfs"
 )
 
 // ProblemKind classifies a finding of Verify, and of the root package's
@@ -111,9 +112,9 @@ type VerifyStats struct {
 // value verifies with the OS filesystem and drops what it finds; set
 // Report to see it.
 type Verifier struct {
-	// FS is the filesystem to read from; nil means OS. Verify only calls
+	// FS is the filesystem to read from; nil means vfs.OS. Verify only calls
 	// ReadDir and OpenFile with os.O_RDONLY, and only reads the files.
-	FS FS
+	FS vfs.FS
 	// Report is called with every finding, a file at a time (its log,
 	// then its offset index, then its time index) and in byte order
 	// within a file.
@@ -137,7 +138,7 @@ type Verifier struct {
 // Verify checks the partition directory dir as Verifier{FS: fs, Report:
 // report} does. It never writes: files are opened with os.O_RDONLY, and
 // nothing is created, truncated, renamed or removed.
-func Verify(dir string, fs FS, report func(Problem)) (VerifyStats, error) {
+func Verify(dir string, fs vfs.FS, report func(Problem)) (VerifyStats, error) {
 	v := Verifier{FS: fs, Report: report}
 	return v.Verify(dir)
 }
@@ -193,7 +194,7 @@ const (
 func (v *Verifier) Verify(dir string) (VerifyStats, error) {
 	fsys := v.FS
 	if fsys == nil {
-		fsys = OS
+		fsys = vfs.OS
 	}
 	w := &verifyRun{v: v, fs: fsys, dir: dir}
 	return w.run()
@@ -202,7 +203,7 @@ func (v *Verifier) Verify(dir string) (VerifyStats, error) {
 // verifyRun is one Verify call.
 type verifyRun struct {
 	v     *Verifier
-	fs    FS
+	fs    vfs.FS
 	dir   string
 	stats VerifyStats
 	// firstDamage is set at the first torn or corrupt batch; Batch is not
@@ -478,7 +479,7 @@ func (s *segCheck) verify() error {
 // scanLog reads the .log from start to end, checking each batch, and
 // returns the position where framing stopped (the file size when every
 // byte was framed into batches).
-func (s *segCheck) scanLog(f File) (int64, error) {
+func (s *segCheck) scanLog(f vfs.File) (int64, error) {
 	w := s.run
 	r := bufio.NewReaderSize(io.NewSectionReader(f, 0, s.size), verifyReadBuffer)
 	var hdr [recordbatch.HeaderSize]byte
@@ -709,7 +710,7 @@ type indexCheck struct {
 	name     string
 	base     int64
 	esize    int64 // entry size: offsetEntrySize or timeEntrySize
-	f        File
+	f        vfs.File
 	r        *bufio.Reader
 	size     int64
 	entries  int64  // whole entries in the file
@@ -731,7 +732,7 @@ type indexCheck struct {
 	lastBatchPos, lastBatchOff int64
 }
 
-func openIndexCheck(fsys FS, name string, base, esize, logSize int64) (*indexCheck, error) {
+func openIndexCheck(fsys vfs.FS, name string, base, esize, logSize int64) (*indexCheck, error) {
 	x := &indexCheck{name: name, base: base, esize: esize, prevOff: -1, prevKey: math.MinInt64, lastBatchPos: -1, lastBatchOff: -1}
 	f, err := fsys.OpenFile(name, os.O_RDONLY, 0)
 	if errors.Is(err, os.ErrNotExist) {

@@ -16,6 +16,7 @@ import (
 	"github.com/logstore/logstore/internal/testutil"
 	"github.com/logstore/logstore/recordbatch"
 	"github.com/logstore/logstore/segment"
+	"github.com/logstore/logstore/vfs"
 )
 
 // verifyCfg makes small segments with an index entry for every batch
@@ -450,11 +451,11 @@ func TestVerifyKafkaFixtures(t *testing.T) {
 // readOnlyFS fails every operation that could change a file, and records
 // the flags files were opened with.
 type readOnlyFS struct {
-	segment.FS
+	vfs.FS
 	t *testing.T
 }
 
-func (f readOnlyFS) OpenFile(name string, flag int, perm fs.FileMode) (segment.File, error) {
+func (f readOnlyFS) OpenFile(name string, flag int, perm fs.FileMode) (vfs.File, error) {
 	if flag != os.O_RDONLY {
 		f.t.Errorf("OpenFile(%s, %#x): not read-only", name, flag)
 	}
@@ -486,7 +487,7 @@ func (f readOnlyFS) SyncDir(dir string) error {
 }
 
 type readOnlyFile struct {
-	segment.File
+	vfs.File
 	t *testing.T
 }
 
@@ -513,7 +514,7 @@ func TestVerifyReadOnly(t *testing.T) {
 	modify(t, w.path(w.segs[0], ".index"), func(b []byte) []byte { return append(b, make([]byte, 16)...) })
 	before := testutil.FileSums(t, w.dir)
 	var got []segment.Problem
-	if _, err := segment.Verify(w.dir, readOnlyFS{FS: segment.OS, t: t}, func(p segment.Problem) { got = append(got, p) }); err != nil {
+	if _, err := segment.Verify(w.dir, readOnlyFS{FS: vfs.OS, t: t}, func(p segment.Problem) { got = append(got, p) }); err != nil {
 		t.Fatal(err)
 	}
 	if len(got) != 2 || got[0].Kind != segment.ProblemNote || got[1].Kind != segment.ProblemTornTail {

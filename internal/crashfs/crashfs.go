@@ -1,4 +1,4 @@
-// Package crashfs is an in-memory segment.FS that knows what is durable,
+// Package crashfs is an in-memory vfs.FS that knows what is durable,
 // so that tests can cut the power at any point of a workload and look at
 // what a real disk could hold afterwards.
 //
@@ -53,7 +53,7 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/logstore/logstore/segment"
+	"github.com/logstore/logstore/vfs"
 )
 
 // BlockSize is the unit in which Reorder and ZeroFill lose unsynced data.
@@ -172,7 +172,7 @@ type FS struct {
 	fault func(Op) error
 }
 
-var _ segment.FS = (*FS)(nil)
+var _ vfs.FS = (*FS)(nil)
 
 // New returns an empty FS whose root directory is root.
 func New(root string) *FS {
@@ -321,7 +321,7 @@ func (d *node) link(name string, n *node, from string) {
 
 // OpenFile opens name. O_CREATE, O_EXCL and O_TRUNC work as in os;
 // O_APPEND and O_SYNC are not modelled. perm is ignored.
-func (f *FS) OpenFile(name string, flag int, _ fs.FileMode) (segment.File, error) {
+func (f *FS) OpenFile(name string, flag int, _ fs.FileMode) (vfs.File, error) {
 	f.mu.Lock()
 	d, base, err := f.parent("open", name)
 	if err != nil {

@@ -16,13 +16,14 @@ import (
 	"github.com/logstore/logstore/internal/crashfs"
 	"github.com/logstore/logstore/recordbatch"
 	"github.com/logstore/logstore/segment"
+	"github.com/logstore/logstore/vfs"
 )
 
 const root = "/crashfs-test"
 
 func path(name string) string { return filepath.Join(root, name) }
 
-func create(t *testing.T, f *crashfs.FS, name string) segment.File {
+func create(t *testing.T, f *crashfs.FS, name string) vfs.File {
 	t.Helper()
 	h, err := f.OpenFile(path(name), os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
@@ -31,7 +32,7 @@ func create(t *testing.T, f *crashfs.FS, name string) segment.File {
 	return h
 }
 
-func write(t *testing.T, h segment.File, p []byte, off int64) {
+func write(t *testing.T, h vfs.File, p []byte, off int64) {
 	t.Helper()
 	if n, err := h.WriteAt(p, off); err != nil || n != len(p) {
 		t.Fatalf("WriteAt: %d, %v", n, err)

@@ -1,4 +1,4 @@
-package segment
+package vfs
 
 import (
 	"io"
@@ -8,9 +8,10 @@ import (
 	"github.com/logstore/logstore/internal/fileutil"
 )
 
-// FS is every file operation the segment layer performs. OS is the real
-// one; tests wrap it to inject faults or to simulate power loss, so
-// nothing in this package touches the os package directly.
+// FS is every file operation the store performs (see the package doc for
+// what each must guarantee). OS is the real one; tests wrap it to inject
+// faults or to simulate power loss, so no code above it touches the os
+// package for these operations.
 type FS interface {
 	// OpenFile opens name with os.OpenFile's flags and permissions.
 	OpenFile(name string, flag int, perm fs.FileMode) (File, error)

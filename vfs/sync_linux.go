@@ -1,4 +1,4 @@
-package segment
+package vfs
 
 import (
 	"io/fs"

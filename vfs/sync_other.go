@@ -1,6 +1,6 @@
 //go:build !linux
 
-package segment
+package vfs
 
 import "os"
 
