@@ -121,6 +121,9 @@ type Checker struct {
 	// Progress, when set, is called as .log bytes are read (about every
 	// MiB) and when a partition starts.
 	Progress func(CheckProgress)
+	// FS is the filesystem to read from; nil means vfs.OS. The snapshot
+	// db is opened by bbolt on the operating system's own filesystem.
+	FS vfs.FS
 }
 
 // Check verifies the store in dir, as Checker{Report: report}.Check does.
@@ -170,21 +173,25 @@ func Check(dir string, report func(Problem)) (CheckStats, error) {
 func (c *Checker) Check(dir string) (CheckStats, error) {
 	var stats CheckStats
 	dir = filepath.Clean(dir)
-	fi, err := os.Stat(dir)
+	fsys := c.FS
+	if fsys == nil {
+		fsys = vfs.OS
+	}
+	fi, err := fsys.Stat(dir)
 	if err != nil {
 		return stats, fmt.Errorf("logstore: check store %s: %w", dir, err)
 	}
 	if !fi.IsDir() {
 		return stats, fmt.Errorf("logstore: check store %s: not a directory", dir)
 	}
-	parts, total, err := listPartitions(dir)
+	parts, total, err := listPartitions(fsys, dir)
 	if err != nil {
 		return stats, fmt.Errorf("logstore: check store %s: %w", dir, err)
 	}
 	var done int64
 	for _, part := range parts {
 		id := part.id
-		if bad := whyNotPartition(dir, part); bad != "" {
+		if bad := whyNotPartition(fsys, dir, part); bad != "" {
 			stats.Problems++
 			if c.Report != nil {
 				c.Report(Problem{Kind: ProblemPartition, File: part.name, Pos: -1, Snapshot: -1, Detail: bad})
@@ -193,6 +200,7 @@ func (c *Checker) Check(dir string) (CheckStats, error) {
 		}
 		pc := &partitionCheck{
 			c:     c,
+			fs:    fsys,
 			stats: &stats,
 			store: dir,
 			id:    id,
@@ -217,8 +225,8 @@ func (c *Checker) Check(dir string) (CheckStats, error) {
 
 // listPartitions returns the entries of dir named as partitions, as
 // listPartitionDirs does, and the total size of their .log files.
-func listPartitions(dir string) ([]partitionDir, int64, error) {
-	parts, err := listPartitionDirs(vfs.OS, dir)
+func listPartitions(fsys vfs.FS, dir string) ([]partitionDir, int64, error) {
+	parts, err := listPartitionDirs(fsys, dir)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -229,7 +237,7 @@ func listPartitions(dir string) ([]partitionDir, int64, error) {
 			if !strings.HasSuffix(f, ".log") {
 				continue
 			}
-			if info, err := os.Lstat(filepath.Join(path, f)); err == nil && info.Mode().IsRegular() {
+			if info, err := fsys.Lstat(filepath.Join(path, f)); err == nil && info.Mode().IsRegular() {
 				total += info.Size()
 			}
 		}
@@ -239,11 +247,11 @@ func listPartitions(dir string) ([]partitionDir, int64, error) {
 
 // whyNotPartition says why the entry p of the store in dir, named as a
 // partition, cannot be checked as one, or returns "" when it can.
-func whyNotPartition(dir string, p partitionDir) string {
+func whyNotPartition(fsys vfs.FS, dir string, p partitionDir) string {
 	if p.err == nil {
 		return ""
 	}
-	if why := notPartitionDir(filepath.Join(dir, p.name)); why != "" {
+	if why := notPartitionDir(fsys, filepath.Join(dir, p.name)); why != "" {
 		return why
 	}
 	return fmt.Sprintf("the partition directory cannot be read (%v): the store cannot open partition %s", p.err, p.id)
@@ -251,9 +259,9 @@ func whyNotPartition(dir string, p partitionDir) string {
 
 // notPartitionDir says why path, named as a partition, is not a
 // directory the store can open, or returns "" when it is one.
-func notPartitionDir(path string) string {
+func notPartitionDir(fsys vfs.FS, path string) string {
 	const cannot = "the store cannot open this partition"
-	fi, err := os.Stat(path)
+	fi, err := fsys.Stat(path)
 	if err == nil {
 		if fi.IsDir() {
 			return ""
@@ -262,12 +270,12 @@ func notPartitionDir(path string) string {
 		if !fi.Mode().IsRegular() {
 			what = "a " + fi.Mode().Type().String() + " file"
 		}
-		if lfi, lerr := os.Lstat(path); lerr == nil && lfi.Mode()&fs.ModeSymlink != 0 {
+		if lfi, lerr := fsys.Lstat(path); lerr == nil && lfi.Mode()&fs.ModeSymlink != 0 {
 			what = "a symbolic link to " + what
 		}
 		return fmt.Sprintf("named as a partition, but %s, not a directory: %s", what, cannot)
 	}
-	target, lerr := os.Readlink(path)
+	target, lerr := fsys.Readlink(path)
 	switch {
 	case lerr == nil && errors.Is(err, fs.ErrNotExist):
 		return fmt.Sprintf("named as a partition, but a symbolic link to %s, which does not exist: %s", target, cannot)
@@ -282,6 +290,7 @@ func notPartitionDir(path string) string {
 // the verifier passes on.
 type partitionCheck struct {
 	c     *Checker
+	fs    vfs.FS
 	stats *CheckStats
 	store string
 	id    PartitionID
@@ -332,7 +341,7 @@ func (pc *partitionCheck) run(progress func(int64)) error {
 		defer pc.snaps.Close()
 	}
 	v := segment.Verifier{
-		FS: vfs.OS,
+		FS: pc.fs,
 		Report: func(p segment.Problem) {
 			pc.report(Problem{Kind: p.Kind, File: pc.rel(p.File), Pos: p.Pos, Snapshot: -1, Detail: p.Detail})
 		},
@@ -361,6 +370,7 @@ func (pc *partitionCheck) run(progress func(int64)) error {
 // and lists its snapshots.
 func (pc *partitionCheck) openSnapshots() error {
 	path := filepath.Join(pc.pdir, snapshot.FileName)
+	// The real OS, not pc.fs: bbolt opens and maps the db itself, so the stat must see the file it will open.
 	info, err := os.Stat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -371,7 +381,7 @@ func (pc *partitionCheck) openSnapshots() error {
 			Detail: "the snapshot db is empty (0 bytes, never initialised): the next open initialises it and rebuilds the producer state from the whole log"})
 		return nil
 	}
-	st, _, err := snapshot.Open(pc.pdir, snapshot.Options{ReadOnly: true})
+	st, _, err := snapshot.Open(pc.pdir, snapshot.Options{ReadOnly: true}) // bbolt, on the real OS: it mmaps and flocks its file
 	switch {
 	case errors.Is(err, bolterrors.ErrTimeout):
 		return fmt.Errorf("%s is locked by another process: is the store open? Check a store that no process has open: %w", path, err)

@@ -105,7 +105,7 @@ func (r *faultRun) open() bool {
 	opts.LockTimeout = -1
 	s, err := logstore.Open(r.env.root, opts)
 	if err != nil {
-		r.t.Fatal(err) // the root and the lock are on the OS: no fault there
+		r.t.Fatal(err) // the root exists and the lock is on the OS: no fault there
 	}
 	r.store = s
 	if r.p, err = s.Partition(r.env.topic, 0); err != nil {

@@ -6,8 +6,8 @@ import (
 	"github.com/logstore/logstore/vfs"
 )
 
-// WithFS returns o with fs as the filesystem of everything below the
-// partition directories, for tests that inject faults or simulate power
+// WithFS returns o with fs as the filesystem of the store directory and
+// everything below it but the lock file, for tests that inject faults or simulate power
 // loss. Only tests can set it.
 func (o Options) WithFS(fs vfs.FS) Options {
 	o.fs = fs

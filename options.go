@@ -171,8 +171,8 @@ type Options struct {
 	// one.
 	MaxRecordsBytes int
 
-	// fs is the filesystem of everything below a partition directory,
-	// and now the store's clock: vfs.OS and time.Now, unless a test
+	// fs is the filesystem of the store directory and everything below
+	// it but the lock file, and now the store's clock: vfs.OS and time.Now, unless a test
 	// sets them (export_test.go) to inject faults, simulate power loss
 	// or move time.
 	fs  vfs.FS

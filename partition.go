@@ -418,6 +418,7 @@ func (p *Partition) Startup() StartupReport { return p.startup }
 // earlier than it would have live; the snapshot's producers keep the
 // seen times they were saved with.
 func (p *Partition) loadProducerState(pdir string) error {
+	// The snapshot db stays on the real OS, not the store's vfs.FS: bbolt mmaps, flocks and syncs its file itself.
 	snaps, rep, err := snapshot.Open(pdir, snapshot.Options{})
 	if err != nil {
 		return err

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -113,18 +112,19 @@ type partEntry struct {
 // holds the lock, then fails with an error wrapping ErrStoreInUse.
 // Partitions are opened on demand by Store.Partition.
 //
-// The store directory and its lock file are on the operating system's
-// filesystem (flock needs a real file); everything below a partition
-// directory goes through the segment layer's filesystem (vfs.OS).
+// The store directory, its listing and everything below it go through
+// the store's filesystem (vfs.OS); only the lock file is on the operating
+// system's own (flock needs a real file).
 func Open(dir string, opts Options) (*Store, error) {
 	dir = filepath.Clean(dir)
 	opts, err := opts.withDefaults()
 	if err != nil {
 		return nil, fmt.Errorf("logstore: open store %s: %w", dir, err)
 	}
-	if err := createStoreDir(dir); err != nil {
+	if err := createStoreDir(opts.fs, dir); err != nil {
 		return nil, fmt.Errorf("logstore: open store %s: %w", dir, err)
 	}
+	// The lock stays on the real OS, not opts.fs: flock locks between processes, which an FS cannot model.
 	lock, err := lockFile(filepath.Join(dir, lockFileName), opts.LockTimeout)
 	if err != nil {
 		return nil, fmt.Errorf("logstore: open store %s: %w", dir, err)
@@ -140,8 +140,8 @@ func Open(dir string, opts Options) (*Store, error) {
 
 // createStoreDir creates dir and any missing parents, and syncs the
 // parent of each directory it created, so the new store survives a crash.
-func createStoreDir(dir string) error {
-	fi, err := os.Stat(dir)
+func createStoreDir(fsys vfs.FS, dir string) error {
+	fi, err := fsys.Stat(dir)
 	if err == nil {
 		if !fi.IsDir() {
 			return fmt.Errorf("%s is not a directory", dir)
@@ -154,12 +154,12 @@ func createStoreDir(dir string) error {
 	// The directories MkdirAll is about to create, deepest first.
 	var created []string
 	for d := dir; ; {
-		if _, err := os.Stat(d); err == nil {
+		if _, err := fsys.Stat(d); err == nil {
 			break
 		}
-		if fi, err := os.Lstat(d); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		if fi, err := fsys.Lstat(d); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 			// MkdirAll would only say "file exists".
-			target, _ := os.Readlink(d)
+			target, _ := fsys.Readlink(d)
 			return fmt.Errorf("%s is a symbolic link to %s, which does not exist", d, target)
 		}
 		created = append(created, d)
@@ -169,11 +169,11 @@ func createStoreDir(dir string) error {
 		}
 		d = parent
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := fsys.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
 	for i := len(created) - 1; i >= 0; i-- {
-		if err := vfs.OS.SyncDir(filepath.Dir(created[i])); err != nil {
+		if err := fsys.SyncDir(filepath.Dir(created[i])); err != nil {
 			return err
 		}
 	}

@@ -23,7 +23,7 @@
 //   - SyncDir makes every earlier change to the directory's entries
 //     durable. A filesystem that cannot sync a directory (EINVAL) has
 //     nothing more to do, so OS treats that as success.
-//   - Reads (ReadDir, File.ReadAt, File.Size) see every
+//   - Reads (ReadDir, Stat, Lstat, File.ReadAt, File.Size) see every
 //     earlier write, synced or not.
 //
 // Two things stay outside the seam, on the real OS: the store's lock

@@ -26,6 +26,12 @@ type FS interface {
 	// SyncDir makes the directory's entries (creations, renames,
 	// removals) durable.
 	SyncDir(dir string) error
+	// Stat describes name, following a symbolic link.
+	Stat(name string) (fs.FileInfo, error)
+	// Lstat describes name itself, not following a symbolic link.
+	Lstat(name string) (fs.FileInfo, error)
+	// Readlink returns the target of the symbolic link name.
+	Readlink(name string) (string, error)
 }
 
 // File is an open file of an FS.
@@ -69,7 +75,10 @@ func (osFS) ReadDir(dir string) ([]string, error) {
 	return names, nil
 }
 
-func (osFS) SyncDir(dir string) error { return fileutil.SyncDir(dir) }
+func (osFS) SyncDir(dir string) error               { return fileutil.SyncDir(dir) }
+func (osFS) Stat(name string) (fs.FileInfo, error)  { return os.Stat(name) }
+func (osFS) Lstat(name string) (fs.FileInfo, error) { return os.Lstat(name) }
+func (osFS) Readlink(name string) (string, error)   { return os.Readlink(name) }
 
 type osFile struct{ f *os.File }
 
