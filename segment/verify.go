@@ -471,26 +471,18 @@ func (s *segCheck) scanLog(f File) (int64, error) {
 	pos := int64(0)
 	for pos < s.size {
 		left := s.size - pos
-		if left < headerUpToMagic {
-			s.fail(failure{pos: pos, detail: fmt.Sprintf("%d bytes at the end of the file, too few for a batch header", left)})
-			return pos, nil
-		}
 		// Up to the magic first: a legacy message set may be smaller
 		// than a v2 header.
-		if _, err := io.ReadFull(r, hdr[:headerUpToMagic]); err != nil {
+		head := hdr[:min(left, recordbatch.HeaderSizeUpToMagic)]
+		if _, err := io.ReadFull(r, head); err != nil {
 			return pos, readErr(pos, err)
 		}
-		length := int64(int32(binary.BigEndian.Uint32(hdr[8:])))
-		if length < minRecordOverhead {
-			s.fail(failure{pos: pos, detail: fmt.Sprintf("batch length %d is below the minimum %d: the file cannot be read past here", length, minRecordOverhead)})
+		f, stop := recordbatch.NextFrame(head, left)
+		if stop != recordbatch.FrameOK {
+			s.fail(failure{pos: pos, detail: frameDetail(f, stop, left)})
 			return pos, nil
 		}
-		size := length + recordbatch.LogOverhead
-		if size > left {
-			s.fail(failure{pos: pos, detail: fmt.Sprintf("a batch of %d bytes, but only %d bytes are left in the file", size, left)})
-			return pos, nil
-		}
-		magic := int8(hdr[16])
+		size, magic := f.Size, f.Magic
 		switch {
 		case magic > recordbatch.Magic || magic < 0:
 			s.fail(failure{pos: pos, detail: fmt.Sprintf("magic byte %d: not a record batch; the file cannot be read past here", magic)})
@@ -501,7 +493,7 @@ func (s *segCheck) scanLog(f File) (int64, error) {
 			s.fail(failure{pos: pos, detail: fmt.Sprintf("batch size %d is below the %d-byte batch header", size, recordbatch.HeaderSize)})
 		}
 		if magic != recordbatch.Magic || size < recordbatch.HeaderSize {
-			if _, err := r.Discard(int(size) - headerUpToMagic); err != nil {
+			if _, err := r.Discard(int(size) - recordbatch.HeaderSizeUpToMagic); err != nil {
 				return pos, readErr(pos, err)
 			}
 			w.progress(size)
@@ -509,7 +501,7 @@ func (s *segCheck) scanLog(f File) (int64, error) {
 			pos += size
 			continue
 		}
-		if _, err := io.ReadFull(r, hdr[headerUpToMagic:]); err != nil {
+		if _, err := io.ReadFull(r, hdr[recordbatch.HeaderSizeUpToMagic:]); err != nil {
 			return pos, readErr(pos, err)
 		}
 
