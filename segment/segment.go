@@ -289,7 +289,7 @@ func (s *segment) recover(indexInterval int64, cutFrom int64) (scanResult, error
 		}
 	}
 	res.validBytes = pos
-	if res.cutReason != nil && s.nextOffset < cutFrom {
+	if res.cutReason != nil && !mayCut(s.nextOffset, cutFrom) {
 		return res, res.cutReason
 	}
 	if pos < fileSize {

@@ -220,10 +220,16 @@ func (w *verifyRun) run() (VerifyStats, error) {
 		if err != nil {
 			return w.stats, err
 		}
-		if ok && !logs[base] {
-			logs[base], spareAt = true, base
-			bases = append(bases, base)
-			w.report(Problem{Kind: ProblemNote, File: sparePath, Pos: -1, Detail: fmt.Sprintf("the newest segment, whose rename a crash interrupted: the next open names it %s and rebuilds its indexes", filepath.Base(fileName("", base, logSuffix)))})
+		if ok {
+			if err := planSpare(sparePath, base, logs); err != nil {
+				w.firstDamage, w.stats.Damaged = true, true
+				w.report(Problem{Kind: ProblemCorrupt, File: sparePath, Pos: 0,
+					Detail: fmt.Sprintf("a spare segment whose first batch's base offset %d is not a new segment's: the next open refuses the partition", base)})
+			} else {
+				logs[base], spareAt = true, base
+				bases = append(bases, base)
+				w.report(Problem{Kind: ProblemNote, File: sparePath, Pos: -1, Detail: fmt.Sprintf("the newest segment, whose rename a crash interrupted: the next open names it %s and rebuilds its indexes", filepath.Base(fileName("", base, logSuffix)))})
+			}
 		}
 	}
 	sort.Slice(bases, func(i, j int) bool { return bases[i] < bases[j] })
@@ -252,19 +258,17 @@ func (w *verifyRun) run() (VerifyStats, error) {
 		w.report(Problem{Kind: ProblemNote, File: filepath.Join(w.dir, checkpointName), Pos: -1,
 			Detail: fmt.Sprintf("%v: the next open treats the last shutdown as unclean and scans every segment", err)})
 	}
-	if !ok && len(bases) > 0 {
-		ck.logStart = bases[0]
-	}
-	w.stats.Clean = ok && ck.clean
+	plan := planRecovery(bases, ck, ok)
+	ck.logStart, w.stats.Clean = plan.logStart, plan.clean
 
 	// Segments wholly below the log start are deleted by the next open.
-	for len(bases) > 1 && bases[1] <= ck.logStart {
-		w.report(Problem{Kind: ProblemNote, File: fileName(w.dir, bases[0], logSuffix), Pos: -1,
+	drop := belowStart(bases, ck.logStart)
+	for _, base := range bases[:drop] {
+		w.report(Problem{Kind: ProblemNote, File: fileName(w.dir, base, logSuffix), Pos: -1,
 			Detail: fmt.Sprintf("the segment lies below the log start offset %d: the next open deletes it", ck.logStart)})
-		bases = bases[1:]
 	}
 	if len(bases) > 0 {
-		ck.logStart = max(ck.logStart, bases[0])
+		ck.logStart = max(ck.logStart, bases[drop])
 	}
 	w.stats.StartOffset, w.stats.EndOffset = ck.logStart, ck.logStart
 	if w.v.Begin != nil {
@@ -274,32 +278,19 @@ func (w *verifyRun) run() (VerifyStats, error) {
 	}
 
 	// After an unclean shutdown the next open scans from the segment
-	// holding the recovery point; it cuts damage at or above the recovery
-	// point in the last two segments and refuses any other.
-	scanFrom := len(bases)
-	if !w.stats.Clean {
-		scanFrom = 0
-		for i, b := range bases {
-			if b <= ck.recoveryPoint {
-				scanFrom = i
-			}
-		}
-	}
+	// holding the recovery point, and cuts or refuses as plan decides.
 	prevEnd := int64(-1) // offset after the previous segment's last batch
 	var prev *segCheck
-	for i, base := range bases {
+	for i := drop; i < len(bases); i++ {
+		base := bases[i]
 		sc := &segCheck{
 			run:     w,
+			plan:    &plan,
+			i:       i,
 			base:    base,
 			logName: fileName(w.dir, base, logSuffix),
-			active:  i == len(bases)-1,
-			scanned: i >= scanFrom,
-			later:   len(bases) - 1 - i,
+			scanned: plan.scanned(i),
 			next:    base,
-			cutFrom: math.MaxInt64,
-		}
-		if i >= len(bases)-2 {
-			sc.cutFrom = ck.recoveryPoint
 		}
 		if base == spareAt {
 			sc.logName = sparePath
@@ -310,8 +301,16 @@ func (w *verifyRun) run() (VerifyStats, error) {
 			w.report(Problem{Kind: ProblemCorrupt, File: sc.logName, Pos: 0,
 				Detail: fmt.Sprintf("the segment starts at offset %d, but the previous segment ends at offset %d: the next open refuses the partition", base, prevEnd-1)})
 		}
-		lostTail := ok && i == len(bases)-1 && prev != nil && prev.scanned && !w.firstDamage &&
-			prevEnd < base && prevEnd >= prev.cutFrom
+		lostTail := false
+		if prev != nil && prev.scanned && !w.firstDamage {
+			d := plan.segmentEnd(prev.i, segmentScan{damaged: prev.framing, end: prevEnd})
+			if d.lostTail && d.refuse {
+				w.firstDamage, w.stats.Damaged = true, true
+				w.report(Problem{Kind: ProblemCorrupt, File: prev.logName, Pos: prev.size,
+					Detail: fmt.Sprintf("the segment ends at offset %d, but the next one starts at %d, below the recovery point: the next open refuses the partition", prevEnd, base)})
+			}
+			lostTail = d.lostTail && d.cut
+		}
 		if lostTail {
 			// As Open decides: the segment before this one lost whole
 			// batches at its end in a crash before its roll's flush.
@@ -388,12 +387,11 @@ type segCheck struct {
 	run     *verifyRun
 	base    int64
 	logName string
-	active  bool  // the last segment
-	scanned bool  // the next open scans it, cuts at its first damage and rebuilds its indexes
-	later   int   // segments after this one
-	cutFrom int64 // the next open may cut damage found at this offset or above (as openSegments decides)
-	cutAt   int64 // offset after the last valid batch before the first framing failure
-	framing bool  // a failure other than undecodable records was found
+	plan    *recoveryPlan // the next open's
+	i       int           // the segment's index in plan.bases
+	scanned bool          // the next open scans it, cuts at its first damage and rebuilds its indexes
+	cutAt   int64         // offset after the last valid batch before the first framing failure
+	framing bool          // a failure other than undecodable records was found
 
 	size       int64
 	next       int64 // offset after the last batch so far (base before any)
@@ -628,9 +626,10 @@ func (s *segCheck) reportLog() {
 		first = false
 		if isFirst && s.scanned {
 			lost := s.size - f.pos
-			cut := s.cutAt >= s.cutFrom
+			d := s.plan.segmentEnd(s.i, segmentScan{damaged: true, end: s.cutAt})
+			cut := d.cut
 			also := ""
-			if s.later > 0 {
+			if d.dropNext >= 0 {
 				also = ", and the last segment (from a roll whose flush had not finished) deleted, its .log kept as <segment>.log.cut-0"
 			}
 			kept := filepath.Base(cutFileName(s.logName, f.pos, 0))
