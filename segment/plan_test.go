@@ -22,12 +22,21 @@ func writeCheckpoint(t *testing.T, dir string, logStart, recoveryPoint int64) {
 	}
 }
 
-// verifyProblems runs Verify on dir and returns its findings.
+// verifyProblems runs Verify on dir and returns its findings. It fails
+// the test unless Verify predicts a refusal of the next open.
 func verifyProblems(t *testing.T, dir string) []segment.Problem {
 	t.Helper()
 	var problems []segment.Problem
-	if _, err := segment.Verify(dir, nil, func(p segment.Problem) { problems = append(problems, p) }); err != nil {
+	var pred segment.OpenPrediction
+	v := segment.Verifier{
+		Report:  func(p segment.Problem) { problems = append(problems, p) },
+		Predict: func(p segment.OpenPrediction) { pred = p },
+	}
+	if _, err := v.Verify(dir); err != nil {
 		t.Fatal(err)
+	}
+	if !pred.Refused {
+		t.Errorf("prediction %+v, want a refusal", pred)
 	}
 	return problems
 }

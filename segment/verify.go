@@ -111,6 +111,29 @@ type Verifier struct {
 	// Progress, when set, is called with the number of .log bytes read
 	// since its last call, about every MiB.
 	Progress func(n int64)
+	// Predict, when set, is called once at the end with what the next
+	// Open will do, in RecoveryReport's terms.
+	Predict func(OpenPrediction)
+}
+
+// OpenPrediction is what Verify predicts the next Open does to the
+// directory, from the same plan Open follows (plan.go). Refusals are
+// predicted where Open scans (and for the layout of the segments);
+// damage in a segment Open loads without a scan is reported by Verify
+// but not predicted here.
+type OpenPrediction struct {
+	Refused      bool  // Open returns a *CorruptionError
+	AdoptedSpare int64 // the base offset a spare segment is named after, -1 when none
+	// Scanned are the segments Open scans and whose indexes it rebuilds
+	// (RecoveryReport.ScannedSegments).
+	Scanned        []int64
+	CutSegment     int64 // RecoveryReport.TruncatedSegment: -1 when nothing is cut
+	CutPos         int64 // the byte position of the cut in CutSegment, -1 when none
+	CutBytes       int64 // RecoveryReport.TruncatedBytes
+	DeletedSegment int64 // RecoveryReport.DeletedSegment: -1 when none
+	// BelowStart are the segments Open removes as lying wholly below the
+	// log start.
+	BelowStart []int64
 }
 
 // Verify checks the partition directory dir as Verifier{FS: fs, Report:
@@ -187,7 +210,8 @@ type verifyRun struct {
 	// firstDamage is set at the first torn or corrupt batch; Batch is not
 	// called after it.
 	firstDamage bool
-	sinceReport int64  // bytes read since the last Progress call
+	sinceReport int64 // bytes read since the last Progress call
+	pred        OpenPrediction
 	hold        []byte // the whole batch, for its records and Batch; grows to the largest held
 	chunk       []byte // buffer for the batches streamed past
 	records     recordbatch.RecordReader
@@ -200,6 +224,7 @@ func (w *verifyRun) report(p Problem) {
 }
 
 func (w *verifyRun) run() (VerifyStats, error) {
+	w.pred = OpenPrediction{AdoptedSpare: -1, CutSegment: -1, CutPos: -1, DeletedSegment: -1}
 	names, err := w.fs.ReadDir(w.dir)
 	if err != nil {
 		return w.stats, err
@@ -222,11 +247,11 @@ func (w *verifyRun) run() (VerifyStats, error) {
 		}
 		if ok {
 			if err := planSpare(sparePath, base, logs); err != nil {
-				w.firstDamage, w.stats.Damaged = true, true
+				w.firstDamage, w.stats.Damaged, w.pred.Refused = true, true, true
 				w.report(Problem{Kind: ProblemCorrupt, File: sparePath, Pos: 0,
 					Detail: fmt.Sprintf("a spare segment whose first batch's base offset %d is not a new segment's: the next open refuses the partition", base)})
 			} else {
-				logs[base], spareAt = true, base
+				logs[base], spareAt, w.pred.AdoptedSpare = true, base, base
 				bases = append(bases, base)
 				w.report(Problem{Kind: ProblemNote, File: sparePath, Pos: -1, Detail: fmt.Sprintf("the newest segment, whose rename a crash interrupted: the next open names it %s and rebuilds its indexes", filepath.Base(fileName("", base, logSuffix)))})
 			}
@@ -263,6 +288,7 @@ func (w *verifyRun) run() (VerifyStats, error) {
 
 	// Segments wholly below the log start are deleted by the next open.
 	drop := belowStart(bases, ck.logStart)
+	w.pred.BelowStart = slices.Clone(bases[:drop])
 	for _, base := range bases[:drop] {
 		w.report(Problem{Kind: ProblemNote, File: fileName(w.dir, base, logSuffix), Pos: -1,
 			Detail: fmt.Sprintf("the segment lies below the log start offset %d: the next open deletes it", ck.logStart)})
@@ -297,7 +323,7 @@ func (w *verifyRun) run() (VerifyStats, error) {
 		}
 		if prevEnd > base {
 			// Open refuses such a log outright, wherever it scans.
-			w.firstDamage, w.stats.Damaged = true, true
+			w.firstDamage, w.stats.Damaged, w.pred.Refused = true, true, true
 			w.report(Problem{Kind: ProblemCorrupt, File: sc.logName, Pos: 0,
 				Detail: fmt.Sprintf("the segment starts at offset %d, but the previous segment ends at offset %d: the next open refuses the partition", base, prevEnd-1)})
 		}
@@ -305,7 +331,7 @@ func (w *verifyRun) run() (VerifyStats, error) {
 		if prev != nil && prev.scanned && !w.firstDamage {
 			d := plan.segmentEnd(prev.i, segmentScan{damaged: prev.framing, end: prevEnd})
 			if d.lostTail && d.refuse {
-				w.firstDamage, w.stats.Damaged = true, true
+				w.firstDamage, w.stats.Damaged, w.pred.Refused = true, true, true
 				w.report(Problem{Kind: ProblemCorrupt, File: prev.logName, Pos: prev.size,
 					Detail: fmt.Sprintf("the segment ends at offset %d, but the next one starts at %d, below the recovery point: the next open refuses the partition", prevEnd, base)})
 			}
@@ -315,6 +341,7 @@ func (w *verifyRun) run() (VerifyStats, error) {
 			// As Open decides: the segment before this one lost whole
 			// batches at its end in a crash before its roll's flush.
 			w.firstDamage, w.stats.Damaged = true, true
+			w.predictCut(prev.base, prev.size, 0, base)
 			w.report(Problem{Kind: ProblemTornTail, File: prev.logName, Pos: prev.size,
 				Detail: fmt.Sprintf("torn tail: the segment ends at offset %d, but the next one starts at %d: its last batches were lost in a crash before its roll was flushed; the next open deletes the last segment", prevEnd, base)})
 		}
@@ -332,7 +359,25 @@ func (w *verifyRun) run() (VerifyStats, error) {
 		w.v.Progress(w.sinceReport)
 		w.sinceReport = 0
 	}
+	if w.v.Predict != nil {
+		for i, base := range bases {
+			if plan.scanned(i) && base != w.pred.DeletedSegment {
+				w.pred.Scanned = append(w.pred.Scanned, base)
+			}
+		}
+		w.v.Predict(w.pred)
+	}
 	return w.stats, nil
+}
+
+// predictCut notes the cut the next open makes: the first, as Open stops
+// scanning after a cut that deletes the last segment, and a cut in the
+// last segment ends the log.
+func (w *verifyRun) predictCut(seg, pos, bytes, deleted int64) {
+	if w.pred.CutSegment >= 0 {
+		return
+	}
+	w.pred.CutSegment, w.pred.CutPos, w.pred.CutBytes, w.pred.DeletedSegment = seg, pos, bytes, deleted
 }
 
 func (w *verifyRun) progress(n int64) {
@@ -423,7 +468,7 @@ func (s *segCheck) verify() error {
 	}
 	if s.size > math.MaxInt32 {
 		// Open refuses such a segment outright, wherever it scans.
-		w.firstDamage, w.stats.Damaged = true, true
+		w.firstDamage, w.stats.Damaged, w.pred.Refused = true, true, true
 		w.report(Problem{Kind: ProblemCorrupt, File: s.logName, Pos: 0,
 			Detail: fmt.Sprintf("the segment is %d bytes, above the 2 GiB an index position can address: the next open refuses the partition", s.size)})
 	}
@@ -628,6 +673,11 @@ func (s *segCheck) reportLog() {
 			lost := s.size - f.pos
 			d := s.plan.segmentEnd(s.i, segmentScan{damaged: true, end: s.cutAt})
 			cut := d.cut
+			if cut {
+				w.predictCut(s.base, f.pos, lost, d.dropNext)
+			} else {
+				w.pred.Refused = true
+			}
 			also := ""
 			if d.dropNext >= 0 {
 				also = ", and the last segment (from a roll whose flush had not finished) deleted, its .log kept as <segment>.log.cut-0"
