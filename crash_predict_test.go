@@ -39,7 +39,14 @@ func (e *crashEnv) checkPrediction(pred segment.OpenPrediction, rep segment.Reco
 	if rep.TruncatedSegment >= 0 && rep.TruncatedBytes == 0 {
 		cutPos = pred.CutPos // a lost tail: nothing cut off, no file names the position
 	}
-	rebuiltElsewhere := slices.DeleteFunc(slices.Clone(rep.RebuiltIndexes), func(b int64) bool { return slices.Contains(rep.ScannedSegments, b) })
+	// Indexes rebuilt beside the scan: every one the verifier was sure
+	// of, and no other than it found fault with (or than those the open
+	// removes as below the log start, which the verifier skips).
+	rebuiltElsewhere := slices.DeleteFunc(slices.Clone(rep.RebuiltIndexes), func(b int64) bool {
+		return slices.Contains(rep.ScannedSegments, b) || slices.Contains(pred.Rebuilt, b) ||
+			slices.Contains(pred.MayRebuild, b) || slices.Contains(pred.BelowStart, b)
+	})
+	notRebuilt := slices.DeleteFunc(slices.Clone(pred.Rebuilt), func(b int64) bool { return slices.Contains(rep.RebuiltIndexes, b) })
 	var removed []int64
 	for _, b := range pred.BelowStart {
 		if _, ok := after[filepath.Join(e.pdir(), fmt.Sprintf("%020d.log", b))]; ok {
@@ -65,7 +72,9 @@ func (e *crashEnv) checkPrediction(pred segment.OpenPrediction, rep segment.Reco
 	case !slices.Equal(pred.Scanned, rep.ScannedSegments):
 		return fmt.Errorf("the verifier predicted segments %v scanned and their indexes rebuilt; the open scanned %v", pred.Scanned, rep.ScannedSegments)
 	case len(rebuiltElsewhere) > 0:
-		return fmt.Errorf("the open rebuilt the indexes of segments %v, which it did not scan", rebuiltElsewhere)
+		return fmt.Errorf("the open rebuilt the indexes of segments %v, which it did not scan and the verifier found nothing wrong with", rebuiltElsewhere)
+	case len(notRebuilt) > 0:
+		return fmt.Errorf("the verifier predicted the indexes of segments %v rebuilt; the open rebuilt %v", pred.Rebuilt, rep.RebuiltIndexes)
 	case len(removed) > 0:
 		return fmt.Errorf("segments %v below the log start were predicted removed, but are still there", removed)
 	}

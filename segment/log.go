@@ -252,14 +252,7 @@ func (l *Log) cleanDir() ([]int64, error) {
 	if err != nil {
 		return nil, err
 	}
-	logs := map[int64]bool{}
-	var bases []int64
-	for _, n := range names {
-		if base, ok := parseSegmentName(n, logSuffix); ok {
-			logs[base] = true
-			bases = append(bases, base)
-		}
-	}
+	logs, bases := listSegments(names)
 	removed := false
 	if slices.ContainsFunc(spareNames[:], func(n string) bool { return slices.Contains(names, n) }) {
 		base, err := adoptSpare(l.cfg.FS, l.dir, logs)
@@ -273,13 +266,7 @@ func (l *Log) cleanDir() ([]int64, error) {
 		removed = true // a rename or a removal, synced below
 	}
 	for _, n := range names {
-		orphan := false
-		for _, suf := range []string{indexSuffix, timeIndexSuffix} {
-			if base, ok := parseSegmentName(n, suf); ok && !logs[base] {
-				orphan = true
-			}
-		}
-		if orphan || strings.HasSuffix(n, ".tmp") || strings.HasSuffix(n, ".deleted") {
+		if leftover(n, logs) != keepFile {
 			if err := l.cfg.FS.Remove(filepath.Join(l.dir, n)); err != nil {
 				return nil, err
 			}

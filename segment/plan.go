@@ -3,6 +3,7 @@ package segment
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/logstore/logstore/recordbatch"
 )
@@ -18,6 +19,40 @@ import (
 // decides, from what the scan of one segment found, whether it is cut,
 // whether the segment after it is removed, or whether the partition is
 // refused.
+
+// listSegments reads the segments' base offsets from a directory
+// listing: every <20 digits>.log, unsorted, and the same as a set.
+func listSegments(names []string) (logs map[int64]bool, bases []int64) {
+	logs = map[int64]bool{}
+	for _, n := range names {
+		if base, ok := parseSegmentName(n, logSuffix); ok {
+			logs[base] = true
+			bases = append(bases, base)
+		}
+	}
+	return logs, bases
+}
+
+// Why an open removes a file it lists.
+const (
+	keepFile    = iota
+	leftoverTmp // left by an interrupted operation: *.tmp, *.deleted
+	orphanIndex // an index whose .log is gone
+)
+
+// leftover says whether the open removes the file name, and why; logs
+// are the segments, an adopted spare among them.
+func leftover(name string, logs map[int64]bool) int {
+	if strings.HasSuffix(name, ".tmp") || strings.HasSuffix(name, ".deleted") {
+		return leftoverTmp
+	}
+	for _, suf := range []string{indexSuffix, timeIndexSuffix} {
+		if base, ok := parseSegmentName(name, suf); ok && !logs[base] {
+			return orphanIndex
+		}
+	}
+	return keepFile
+}
 
 // planSpare decides about a spare .log holding a whole batch header whose
 // base offset is base (see adoptSpare): nil adopts it as the newest

@@ -45,17 +45,14 @@ func verifyProblems(t *testing.T, dir string) []segment.Problem {
 // existing segment makes the open refuse the partition; verify, which
 // plans the open with the same code, says so.
 func TestVerifyPredictsSpareRefusal(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "p-0")
-	l, _ := open(t, dir, segment.Config{})
-	b := batch(t, 1, 10, 1700000000000)
-	if _, err := l.Append(b); err != nil {
-		t.Fatal(err)
-	}
-	if err := l.Close(); err != nil {
+	dir, _, segs := crashedLog(t, segment.Config{}, 1)
+	// The batch at offset 0 again: segment 0 exists already.
+	first, err := os.ReadFile(filepath.Join(dir, name(segs[0], ".log")))
+	if err != nil {
 		t.Fatal(err)
 	}
 	spare := filepath.Join(dir, "logstore.next-segment")
-	if err := os.WriteFile(spare, b, 0o644); err != nil {
+	if err := os.WriteFile(spare, first, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	problems := verifyProblems(t, dir)

@@ -134,6 +134,11 @@ type OpenPrediction struct {
 	// BelowStart are the segments Open removes as lying wholly below the
 	// log start.
 	BelowStart []int64
+	// Rebuilt are segments Open does not scan whose indexes it rebuilds
+	// (an index file is missing); MayRebuild are those whose indexes or
+	// log Verify found fault with, which Open may not trust either. The
+	// indexes of every other segment not scanned are loaded as they are.
+	Rebuilt, MayRebuild []int64
 }
 
 // Verify checks the partition directory dir as Verifier{FS: fs, Report:
@@ -229,14 +234,7 @@ func (w *verifyRun) run() (VerifyStats, error) {
 	if err != nil {
 		return w.stats, err
 	}
-	logs := map[int64]bool{}
-	var bases []int64
-	for _, n := range names {
-		if base, ok := parseSegmentName(n, logSuffix); ok {
-			logs[base] = true
-			bases = append(bases, base)
-		}
-	}
+	logs, bases := listSegments(names)
 	// As Open does: a spare .log holding batches is the newest segment,
 	// whose rename a crash interrupted; it is checked where it is.
 	spareAt, sparePath := int64(-1), filepath.Join(w.dir, spareName)
@@ -260,17 +258,14 @@ func (w *verifyRun) run() (VerifyStats, error) {
 	sort.Slice(bases, func(i, j int) bool { return bases[i] < bases[j] })
 	for _, n := range names {
 		path := filepath.Join(w.dir, n)
-		if strings.HasSuffix(n, ".tmp") || strings.HasSuffix(n, ".deleted") {
+		switch leftover(n, logs) {
+		case leftoverTmp:
 			w.report(Problem{Kind: ProblemNote, File: path, Pos: -1, Detail: "left over by an interrupted operation: the next open removes it"})
-			continue
-		}
-		if base, pos, ok := IsCutFile(n); ok {
-			w.report(Problem{Kind: ProblemNote, File: path, Pos: -1, Detail: fmt.Sprintf("bytes a recovery cut off segment %020d at byte %d, kept for inspection: nothing reads or removes this file; delete it once looked at", base, pos)})
-			continue
-		}
-		for _, suf := range []string{indexSuffix, timeIndexSuffix} {
-			if base, ok := parseSegmentName(n, suf); ok && !logs[base] {
-				w.report(Problem{Kind: ProblemNote, File: path, Pos: -1, Detail: "an index without its .log file: the next open removes it"})
+		case orphanIndex:
+			w.report(Problem{Kind: ProblemNote, File: path, Pos: -1, Detail: "an index without its .log file: the next open removes it"})
+		default:
+			if base, pos, ok := IsCutFile(n); ok {
+				w.report(Problem{Kind: ProblemNote, File: path, Pos: -1, Detail: fmt.Sprintf("bytes a recovery cut off segment %020d at byte %d, kept for inspection: nothing reads or removes this file; delete it once looked at", base, pos)})
 			}
 		}
 	}
@@ -416,6 +411,8 @@ func (f *findings) add(p Problem) {
 	f.more++
 }
 
+func (f *findings) any() bool { return len(f.listed) > 0 }
+
 func (f *findings) flush(w *verifyRun, file string) {
 	for _, p := range f.listed {
 		w.report(p)
@@ -494,6 +491,16 @@ func (s *segCheck) verify() error {
 	s.reportLog()
 	s.idx.findings.flush(w, s.idx.name)
 	s.tidx.findings.flush(w, s.tidx.name)
+	if !s.scanned {
+		// As load decides: a missing index is rebuilt; one with findings,
+		// or beside a log with findings, may not be trusted.
+		switch {
+		case s.size > 0 && (s.idx.missing || s.tidx.missing):
+			w.pred.Rebuilt = append(w.pred.Rebuilt, s.base)
+		case len(s.failures) > 0 || s.idx.findings.any() || s.tidx.findings.any():
+			w.pred.MayRebuild = append(w.pred.MayRebuild, s.base)
+		}
+	}
 	return nil
 }
 
@@ -746,6 +753,7 @@ type indexCheck struct {
 	prevOff  int64
 	prevKey  int64 // the previous entry's position (offset index) or timestamp (time index)
 	done     bool  // the real entries ended (zero slots or end of file)
+	missing  bool  // the file does not exist
 
 	// For the message of an entry inside a batch: the last batch seen.
 	lastBatchPos, lastBatchOff int64
@@ -758,7 +766,7 @@ func openIndexCheck(fsys FS, name string, base, esize, logSize int64) (*indexChe
 		if logSize > 0 {
 			x.note(-1, "missing: the next open rebuilds it from the log")
 		}
-		x.done = true
+		x.done, x.missing = true, true
 		return x, nil
 	}
 	if err != nil {
