@@ -252,7 +252,8 @@ func (l *Log) cleanDir() ([]int64, error) {
 	if err != nil {
 		return nil, err
 	}
-	logs, bases := listSegments(names)
+	logs := map[int64]bool{}
+	bases := listSegments(names, logs)
 	removed := false
 	if slices.ContainsFunc(spareNames[:], func(n string) bool { return slices.Contains(names, n) }) {
 		base, err := adoptSpare(l.cfg.FS, l.dir, logs)
@@ -450,11 +451,9 @@ func (l *Log) openSegments(plan *recoveryPlan, rep *RecoveryReport) error {
 	}
 	// Segments wholly below the log start (retention interrupted before
 	// its files were removed) go now.
-	kept := make([]int64, len(l.segs))
-	for i, s := range l.segs {
-		kept[i] = s.base
-	}
-	for range belowStart(kept, plan.logStart) {
+	// l.segs are the first of plan.bases: a cut that drops a segment
+	// drops the last.
+	for range belowStart(bases[:len(l.segs)], plan.logStart) {
 		if err := l.segs[0].remove(); err != nil {
 			return err
 		}

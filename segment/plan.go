@@ -21,16 +21,16 @@ import (
 // refused.
 
 // listSegments reads the segments' base offsets from a directory
-// listing: every <20 digits>.log, unsorted, and the same as a set.
-func listSegments(names []string) (logs map[int64]bool, bases []int64) {
-	logs = map[int64]bool{}
+// listing: every <20 digits>.log, unsorted, and the same into the set
+// logs (the caller's, so that it may stay on the stack).
+func listSegments(names []string, logs map[int64]bool) (bases []int64) {
 	for _, n := range names {
 		if base, ok := parseSegmentName(n, logSuffix); ok {
 			logs[base] = true
 			bases = append(bases, base)
 		}
 	}
-	return logs, bases
+	return bases
 }
 
 // Why an open removes a file it lists.

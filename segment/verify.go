@@ -234,7 +234,8 @@ func (w *verifyRun) run() (VerifyStats, error) {
 	if err != nil {
 		return w.stats, err
 	}
-	logs, bases := listSegments(names)
+	logs := map[int64]bool{}
+	bases := listSegments(names, logs)
 	// As Open does: a spare .log holding batches is the newest segment,
 	// whose rename a crash interrupted; it is checked where it is.
 	spareAt, sparePath := int64(-1), filepath.Join(w.dir, spareName)
