@@ -300,12 +300,19 @@ func (e *crashEnv) open(img *crashfs.FS, db []byte) (*logstore.Store, *logstore.
 // checkImage opens a store on img (db as its snapshot db), runs the
 // oracle, and closes it cleanly.
 func (e *crashEnv) checkImage(img *crashfs.FS, db []byte, ex expect, o checkOptions) error {
+	pred, predicted, err := e.predictOpen(img)
+	if err != nil {
+		return err
+	}
 	before := img.Files()
 	s, p, err := e.open(img, db)
 	if err != nil {
 		return err
 	}
 	err = checkNothingThrownAway(before, img.Files(), p.StartOffset())
+	if err == nil && predicted {
+		err = e.checkPrediction(pred, p.Recovery(), img.Files())
+	}
 	if err == nil {
 		err = oracle(p, ex, o)
 	}

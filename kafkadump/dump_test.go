@@ -442,13 +442,13 @@ func TestDumpKRaftSnapshot(t *testing.T) {
 func segmentStats(t testing.TB, data []byte) (batches, records int, legacyPos int, legacyMagic int8) {
 	t.Helper()
 	legacyPos = -1
-	for pos := 0; len(data)-pos > headerSizeUpToMagic; {
-		length := int(int32(binary.BigEndian.Uint32(data[pos+8:])))
-		if length < minRecordOverhead || pos+12+length > len(data) {
+	for pos := 0; ; {
+		f, stop := recordbatch.NextFrame(data[pos:], int64(len(data)-pos))
+		if stop != recordbatch.FrameOK {
 			break
 		}
-		if m := int8(data[pos+16]); m < 2 {
-			return batches, records, pos, m
+		if f.Magic < 2 {
+			return batches, records, pos, f.Magic
 		}
 		b, err := recordbatch.Parse(data[pos:], 0)
 		if err != nil {

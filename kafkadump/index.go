@@ -223,11 +223,12 @@ type dumpBatchHead struct {
 // iterator ends (fewer than 18 bytes left, or a batch running past end).
 // hdr receives the batch's first 61 bytes.
 func (l *dumpSegmentLog) batchAt(hdr *[recordbatch.HeaderSize]byte, pos, end int64) (dumpBatchHead, bool, error) {
-	if pos >= end-headerSizeUpToMagic {
+	left := end - pos
+	if !recordbatch.HasFrameHead(left) {
 		return dumpBatchHead{}, false, nil
 	}
 	n, err := l.f.ReadAt(hdr[:], pos)
-	if n < headerSizeUpToMagic {
+	if n < recordbatch.HeaderSizeUpToMagic {
 		if err == nil || errors.Is(err, io.EOF) {
 			err = io.ErrUnexpectedEOF
 		}
@@ -236,15 +237,14 @@ func (l *dumpSegmentLog) batchAt(hdr *[recordbatch.HeaderSize]byte, pos, end int
 	if err != nil && !errors.Is(err, io.EOF) {
 		return dumpBatchHead{}, false, l.errorAt(pos, err)
 	}
-	length := int32(binary.BigEndian.Uint32(hdr[8:12]))
-	if length < minRecordOverhead {
-		//lint:ignore ST1005 Kafka's own message, kept verbatim for the dump's output
-		return dumpBatchHead{}, false, l.errorAt(pos, fmt.Errorf("Found record size %d smaller than minimum record overhead (%d)", length, minRecordOverhead))
-	}
-	h := dumpBatchHead{pos: pos, size: int64(length) + recordbatch.LogOverhead, magic: int8(hdr[16])}
-	if pos > end-h.size {
+	f, stop := recordbatch.NextFrame(hdr[:n], left)
+	switch stop {
+	case recordbatch.FrameTooSmall:
+		return dumpBatchHead{}, false, l.errorAt(pos, recordSizeErr(f))
+	case recordbatch.FrameShortTail, recordbatch.FramePastEnd:
 		return dumpBatchHead{}, false, nil
 	}
+	h := dumpBatchHead{pos: pos, size: f.Size, magic: f.Magic}
 	// lastOffset: a legacy message's offset is its last; a v2 batch's is
 	// read from its 61-byte header, which Kafka reads in full even when
 	// the batch is shorter.
@@ -356,7 +356,7 @@ func (d *dumper) offsetIndex(idx *dumpIndexFile, log *dumpSegmentLog) error {
 
 // dumpNoBatchAt says why Kafka's iterator finds no batch at pos in [pos, end).
 func dumpNoBatchAt(log *dumpSegmentLog, pos, end int64) error {
-	if left := log.size - pos; left <= headerSizeUpToMagic {
+	if left := log.size - pos; !recordbatch.HasFrameHead(left) {
 		return fmt.Errorf("no batch at position %d of %s: only %d bytes are left", pos, log.file, left)
 	}
 	if end < log.size {

@@ -18,12 +18,6 @@ import (
 )
 
 const (
-	// headerSizeUpToMagic is Kafka's HEADER_SIZE_UP_TO_MAGIC: offset,
-	// length and leader epoch, then the magic byte.
-	headerSizeUpToMagic = 17
-	// minRecordOverhead is LegacyRecord.RECORD_OVERHEAD_V0, the smallest
-	// length field FileLogInputStream accepts.
-	minRecordOverhead = 14
 	// maxInflatedRecords bounds what one compressed batch may inflate to.
 	maxInflatedRecords = recordbatch.DefaultMaxRecordsBytes
 )
@@ -141,26 +135,26 @@ func (s *segmentReader) reset(f *os.File, end int64) {
 // next returns the next batch, or nil at the end. A returned batch is
 // valid until the next call. On error, s.pos is where the batch starts.
 func (s *segmentReader) next() (recordbatch.Batch, error) {
-	if s.pos >= s.end-headerSizeUpToMagic {
+	left := s.end - s.pos
+	if !recordbatch.HasFrameHead(left) {
 		return nil, nil
 	}
-	if cap(s.buf) < headerSizeUpToMagic {
+	if cap(s.buf) < recordbatch.HeaderSizeUpToMagic {
 		s.buf = make([]byte, 64<<10)
 	}
-	hdr := s.buf[:headerSizeUpToMagic]
+	hdr := s.buf[:recordbatch.HeaderSizeUpToMagic]
 	if _, err := io.ReadFull(s.r, hdr); err != nil {
 		return nil, fmt.Errorf("reading the batch header: %w", noEOF(err))
 	}
-	length := int32(binary.BigEndian.Uint32(hdr[8:12]))
-	if length < minRecordOverhead {
-		//lint:ignore ST1005 Kafka's own message, kept verbatim for the dump's output
-		return nil, fmt.Errorf("Found record size %d smaller than minimum record overhead (%d)", length, minRecordOverhead)
-	}
-	size := int64(length) + recordbatch.LogOverhead
-	if s.pos > s.end-size {
+	f, stop := recordbatch.NextFrame(hdr, left)
+	switch stop {
+	case recordbatch.FrameTooSmall:
+		return nil, recordSizeErr(f)
+	case recordbatch.FrameShortTail, recordbatch.FramePastEnd:
 		return nil, nil
 	}
-	if magic := int8(hdr[16]); magic != recordbatch.Magic {
+	size := f.Size
+	if magic := f.Magic; magic != recordbatch.Magic {
 		if magic < recordbatch.Magic {
 			return nil, fmt.Errorf("a magic v%d message set (legacy format, before Kafka 0.11) is %w", magic, ErrNotSupported)
 		}
@@ -172,7 +166,7 @@ func (s *segmentReader) next() (recordbatch.Batch, error) {
 		s.buf = grown
 	}
 	buf := s.buf[:size]
-	if _, err := io.ReadFull(s.r, buf[headerSizeUpToMagic:]); err != nil {
+	if _, err := io.ReadFull(s.r, buf[recordbatch.HeaderSizeUpToMagic:]); err != nil {
 		return nil, fmt.Errorf("reading a batch of %d bytes: %w", size, noEOF(err))
 	}
 	b, err := recordbatch.Parse(buf, 0)
@@ -181,6 +175,13 @@ func (s *segmentReader) next() (recordbatch.Batch, error) {
 	}
 	s.pos += size
 	return b, nil
+}
+
+// recordSizeErr is Kafka's exception for a length field below
+// RECORD_OVERHEAD_V0, the one framing stop that is an error.
+func recordSizeErr(f recordbatch.Frame) error {
+	//lint:ignore ST1005 Kafka's own message, kept verbatim for the dump's output
+	return fmt.Errorf("Found record size %d smaller than minimum record overhead (%d)", f.Length, recordbatch.MinRecordOverhead)
 }
 
 // noEOF reports a file that ends before the size it had when opened.

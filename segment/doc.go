@@ -77,7 +77,15 @@
 //     .snapshot, .deleted, .cleaned and .swap, and kafka-dump-log.sh
 //     prints "Ignoring unknown file" for one. Damage anywhere else is
 //     returned as a *CorruptionError and never cut. (Kafka would cut
-//     there and delete every later segment.)
+//     there and delete every later segment.) These decisions are made
+//     once, by the planner in plan.go, from the directory listing, the
+//     checkpoint and what the scan of each segment found: Open carries
+//     them out and Verify reports them, so check's "the next open cuts
+//     ..." is what the open does.
+//   - Every reader frames batches in a file with recordbatch.NextFrame,
+//     Kafka's file-iteration rules: 17 bytes or fewer left, or a batch
+//     running past the end, is a torn tail; a length field below 14 is
+//     corruption nothing can be read past.
 //   - A failed write or sync poisons the Log: every later call returns
 //     an error matching ErrPoisoned, since the page cache may have dropped
 //     the data. Close then leaves no clean mark, so the next Open recovers.

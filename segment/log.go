@@ -192,11 +192,9 @@ func Open(dir string, cfg Config) (*Log, RecoveryReport, error) {
 		}
 		rep.CheckpointError = err
 	}
-	if !ok && len(bases) > 0 {
-		ck.logStart = bases[0]
-	}
-	rep.Clean = ok && ck.clean
-	if err := l.openSegments(bases, ck, ok, &rep); err != nil {
+	plan := planRecovery(bases, ck, ok)
+	ck.logStart, rep.Clean = plan.logStart, plan.clean
+	if err := l.openSegments(&plan, &rep); err != nil {
 		return nil, rep, errors.Join(err, l.closeSegments())
 	}
 	if len(l.segs) == 0 {
@@ -241,13 +239,7 @@ func (l *Log) cleanDir() ([]int64, error) {
 		return nil, err
 	}
 	logs := map[int64]bool{}
-	var bases []int64
-	for _, n := range names {
-		if base, ok := parseSegmentName(n, logSuffix); ok {
-			logs[base] = true
-			bases = append(bases, base)
-		}
-	}
+	bases := listSegments(names, logs)
 	removed := false
 	if slices.ContainsFunc(spareNames[:], func(n string) bool { return slices.Contains(names, n) }) {
 		base, err := adoptSpare(l.cfg.FS, l.dir, logs)
@@ -261,13 +253,7 @@ func (l *Log) cleanDir() ([]int64, error) {
 		removed = true // a rename or a removal, synced below
 	}
 	for _, n := range names {
-		orphan := false
-		for _, suf := range []string{indexSuffix, timeIndexSuffix} {
-			if base, ok := parseSegmentName(n, suf); ok && !logs[base] {
-				orphan = true
-			}
-		}
-		if orphan || strings.HasSuffix(n, ".tmp") || strings.HasSuffix(n, ".deleted") {
+		if leftover(n, logs) != keepFile {
 			if err := l.cfg.FS.Remove(filepath.Join(l.dir, n)); err != nil {
 				return nil, err
 			}
@@ -293,26 +279,17 @@ func parseSegmentName(name, suffix string) (int64, bool) {
 	return base, err == nil && base >= 0
 }
 
-// openSegments opens every segment and loads or recovers it. ours says
-// the checkpoint was read: logstore wrote the directory.
-func (l *Log) openSegments(bases []int64, ck checkpoint, ours bool, rep *RecoveryReport) error {
-	// Unclean: scan from the segment holding the recovery point.
-	scanFrom := len(bases)
-	if !rep.Clean {
-		scanFrom = 0
-		for i, b := range bases {
-			if b <= ck.recoveryPoint {
-				scanFrom = i
-			}
-		}
-	}
+// openSegments opens every segment and loads or recovers it, as plan
+// decides.
+func (l *Log) openSegments(plan *recoveryPlan, rep *RecoveryReport) error {
+	bases := plan.bases
 	for i, base := range bases {
 		s, err := openSegment(&l.cfg, l.dir, base)
 		if err != nil {
 			return err
 		}
 		l.segs = append(l.segs, s)
-		if i < scanFrom {
+		if !plan.scanned(i) {
 			ok, err := s.load()
 			if err != nil {
 				return err
@@ -330,29 +307,19 @@ func (l *Log) openSegments(bases []int64, ck checkpoint, ours bool, rep *Recover
 		}
 		rep.ScannedSegments = append(rep.ScannedSegments, base)
 		rep.RebuiltIndexes = append(rep.RebuiltIndexes, base)
-		// A torn write can only be in the last two segments, at or above
-		// the recovery point: see mayCut. Damage anywhere else is
-		// corruption of durable data, reported and never cut (Kafka
-		// would cut it and delete every later segment).
-		cutFrom := int64(math.MaxInt64)
-		if i >= len(bases)-2 {
-			cutFrom = ck.recoveryPoint
-		}
 		before := s.size
-		res, err := s.recover(int64(l.cfg.IndexIntervalBytes), cutFrom)
+		res, err := s.recover(int64(l.cfg.IndexIntervalBytes), plan.cutFrom(i))
 		if err != nil {
-			return err
+			return err // a refusal (see segmentEnd) or an I/O error
 		}
-		if res.cutReason == nil && ours && i == len(bases)-2 && s.nextOffset < bases[i+1] {
-			// A roll starts the next segment at this one's end, so the
-			// tail of this one was lost: whole batches that never
-			// reached the disk before a crash.
-			res.cutReason = &CorruptionError{File: s.logName, Offset: s.size, Err: fmt.Errorf("%w: the segment ends at offset %d, but the next one starts at %d", recordbatch.ErrTruncated, s.nextOffset, bases[i+1])}
-			if s.nextOffset < cutFrom {
+		d := plan.segmentEnd(i, segmentScan{damaged: res.cutReason != nil, end: s.nextOffset})
+		if d.lostTail {
+			res.cutReason = lostTailErr(s.logName, s.size, s.nextOffset, bases[i+1])
+			if d.refuse {
 				return res.cutReason
 			}
 		}
-		if res.cutReason != nil {
+		if d.cut {
 			rep.TruncatedBytes = before - res.validBytes
 			rep.TruncatedSegment = base
 			rep.TruncatedAt = s.nextOffset
@@ -360,16 +327,15 @@ func (l *Log) openSegments(bases []int64, ck checkpoint, ours bool, rep *Recover
 			if res.cutFile != "" {
 				rep.CutFiles = append(rep.CutFiles, res.cutFile)
 			}
-			if i < len(bases)-1 {
+			if d.dropNext >= 0 {
 				// The last segment came from a roll whose flush had not
 				// finished: nothing in it was acknowledged as durable. It
 				// leaves the log, but its bytes are kept.
-				later := bases[i+1]
-				kept, err := keepSegment(&l.cfg, l.dir, later)
+				kept, err := keepSegment(&l.cfg, l.dir, d.dropNext)
 				if err != nil {
 					return err
 				}
-				rep.DeletedSegment = later
+				rep.DeletedSegment = d.dropNext
 				rep.CutFiles = append(rep.CutFiles, kept)
 				break
 			}
@@ -377,7 +343,9 @@ func (l *Log) openSegments(bases []int64, ck checkpoint, ours bool, rep *Recover
 	}
 	// Segments wholly below the log start (retention interrupted before
 	// its files were removed) go now.
-	for len(l.segs) > 1 && l.segs[1].base <= ck.logStart {
+	// l.segs are the first of plan.bases: a cut that drops a segment
+	// drops the last.
+	for range belowStart(bases[:len(l.segs)], plan.logStart) {
 		if err := l.segs[0].remove(); err != nil {
 			return err
 		}

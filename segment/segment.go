@@ -2,7 +2,6 @@ package segment
 
 import (
 	"bufio"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -21,14 +20,6 @@ const (
 	logSuffix       = ".log"
 	indexSuffix     = ".index"
 	timeIndexSuffix = ".timeindex"
-)
-
-// Scanning limits from Kafka's FileLogInputStream: fewer bytes than the
-// header up to the magic end a file quietly (a torn tail), and a size
-// field below the smallest legacy record is corruption.
-const (
-	headerUpToMagic   = 17
-	minRecordOverhead = 14
 )
 
 // fileName is <dir>/<20-digit base offset><suffix>.
@@ -223,9 +214,9 @@ func (s *segment) header(buf []byte, pos int64) (recordbatch.Batch, error) {
 	if _, err := s.log.ReadAt(buf, pos); err != nil {
 		return nil, err
 	}
-	size := int64(int32(binary.BigEndian.Uint32(buf[8:]))) + recordbatch.LogOverhead
-	if size < recordbatch.HeaderSize || pos+size > s.size || buf[16] != recordbatch.Magic {
-		return nil, &CorruptionError{File: s.logName, Offset: pos, Err: fmt.Errorf("bad batch header (size %d, magic %d)", size, int8(buf[16]))}
+	f, stop := recordbatch.NextFrame(buf, s.size-pos)
+	if stop != recordbatch.FrameOK || f.Size < recordbatch.HeaderSize || f.Magic != recordbatch.Magic {
+		return nil, &CorruptionError{File: s.logName, Offset: pos, Err: fmt.Errorf("bad batch header (size %d, magic %d)", f.Size, f.Magic)}
 	}
 	return recordbatch.Batch(buf), nil
 }
@@ -304,7 +295,7 @@ func (s *segment) recover(indexInterval int64, cutFrom int64) (scanResult, error
 		}
 	}
 	res.validBytes = pos
-	if res.cutReason != nil && s.nextOffset < cutFrom {
+	if res.cutReason != nil && !mayCut(s.nextOffset, cutFrom) {
 		return res, res.cutReason
 	}
 	if pos < fileSize {
@@ -338,23 +329,20 @@ func (s *segment) recover(indexInterval int64, cutFrom int64) (scanResult, error
 func (s *segment) nextBatch(r *bufio.Reader, pos, fileSize int64) (recordbatch.Batch, error) {
 	corrupt := func(err error) error { return &CorruptionError{File: s.logName, Offset: pos, Err: err} }
 	left := fileSize - pos
-	if left < headerUpToMagic {
-		return nil, corrupt(fmt.Errorf("%w: %d bytes left, too few for a batch header", recordbatch.ErrTruncated, left))
+	if !recordbatch.HasFrameHead(left) {
+		return nil, corrupt(frameErr(recordbatch.Frame{}, recordbatch.FrameShortTail, left))
 	}
 	hdr, err := r.Peek(int(min(left, recordbatch.HeaderSize)))
 	if err != nil {
 		return nil, err
 	}
-	length := int64(int32(binary.BigEndian.Uint32(hdr[8:])))
-	if length < minRecordOverhead {
-		return nil, corrupt(fmt.Errorf("%w: record size %d is smaller than the minimum record overhead (%d)", recordbatch.ErrBatchTooSmall, length, minRecordOverhead))
+	f, stop := recordbatch.NextFrame(hdr, left)
+	if stop != recordbatch.FrameOK {
+		return nil, corrupt(frameErr(f, stop, left))
 	}
-	size := length + recordbatch.LogOverhead
-	if size > left {
-		return nil, corrupt(fmt.Errorf("%w: batch of %d bytes, %d left in the file", recordbatch.ErrTruncated, size, left))
-	}
-	if m := int8(hdr[16]); m < recordbatch.Magic {
-		return nil, fmt.Errorf("logstore/segment: %s at byte %d: a magic %d message set (before Kafka 0.11) is not supported", s.logName, pos, m)
+	size := f.Size
+	if f.Magic < recordbatch.Magic {
+		return nil, fmt.Errorf("logstore/segment: %s at byte %d: a magic %d message set (before Kafka 0.11) is not supported", s.logName, pos, f.Magic)
 	}
 	if size <= int64(r.Size()) {
 		whole, err := r.Peek(int(size))

@@ -3,7 +3,6 @@ package segment
 import (
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -160,10 +159,10 @@ func adoptSpare(fsys vfs.FS, dir string, segs map[int64]bool) (int64, error) {
 	if err != nil {
 		return -1, err
 	}
-	if ok && (base < 0 || segs[base]) {
-		return -1, &CorruptionError{File: name, Offset: 0, Err: fmt.Errorf("the first batch's base offset %d is not a new segment's", base)}
-	}
 	if ok {
+		if err := planSpare(name, base, segs); err != nil {
+			return -1, err
+		}
 		// Its indexes go with the other spares: the scan rebuilds them.
 		if err := fsys.Rename(name, fileName(dir, base, logSuffix)); err != nil {
 			return -1, err

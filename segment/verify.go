@@ -133,6 +133,34 @@ type Verifier struct {
 	// Progress, when set, is called with the number of .log bytes read
 	// since its last call, about every MiB.
 	Progress func(n int64)
+	// Predict, when set, is called once at the end with what the next
+	// Open will do, in RecoveryReport's terms.
+	Predict func(OpenPrediction)
+}
+
+// OpenPrediction is what Verify predicts the next Open does to the
+// directory, from the same plan Open follows (plan.go). Refusals are
+// predicted where Open scans (and for the layout of the segments);
+// damage in a segment Open loads without a scan is reported by Verify
+// but not predicted here.
+type OpenPrediction struct {
+	Refused      bool  // Open returns a *CorruptionError
+	AdoptedSpare int64 // the base offset a spare segment is named after, -1 when none
+	// Scanned are the segments Open scans and whose indexes it rebuilds
+	// (RecoveryReport.ScannedSegments).
+	Scanned        []int64
+	CutSegment     int64 // RecoveryReport.TruncatedSegment: -1 when nothing is cut
+	CutPos         int64 // the byte position of the cut in CutSegment, -1 when none
+	CutBytes       int64 // RecoveryReport.TruncatedBytes
+	DeletedSegment int64 // RecoveryReport.DeletedSegment: -1 when none
+	// BelowStart are the segments Open removes as lying wholly below the
+	// log start.
+	BelowStart []int64
+	// Rebuilt are segments Open does not scan whose indexes it rebuilds
+	// (an index file is missing); MayRebuild are those whose indexes or
+	// log Verify found fault with, which Open may not trust either. The
+	// indexes of every other segment not scanned are loaded as they are.
+	Rebuilt, MayRebuild []int64
 }
 
 // Verify checks the partition directory dir as Verifier{FS: fs, Report:
@@ -209,7 +237,8 @@ type verifyRun struct {
 	// firstDamage is set at the first torn or corrupt batch; Batch is not
 	// called after it.
 	firstDamage bool
-	sinceReport int64  // bytes read since the last Progress call
+	sinceReport int64 // bytes read since the last Progress call
+	pred        OpenPrediction
 	hold        []byte // the whole batch, for its records and Batch; grows to the largest held
 	chunk       []byte // buffer for the batches streamed past
 	records     recordbatch.RecordReader
@@ -222,18 +251,13 @@ func (w *verifyRun) report(p Problem) {
 }
 
 func (w *verifyRun) run() (VerifyStats, error) {
+	w.pred = OpenPrediction{AdoptedSpare: -1, CutSegment: -1, CutPos: -1, DeletedSegment: -1}
 	names, err := w.fs.ReadDir(w.dir)
 	if err != nil {
 		return w.stats, err
 	}
 	logs := map[int64]bool{}
-	var bases []int64
-	for _, n := range names {
-		if base, ok := parseSegmentName(n, logSuffix); ok {
-			logs[base] = true
-			bases = append(bases, base)
-		}
-	}
+	bases := listSegments(names, logs)
 	// As Open does: a spare .log holding batches is the newest segment,
 	// whose rename a crash interrupted; it is checked where it is.
 	spareAt, sparePath := int64(-1), filepath.Join(w.dir, spareName)
@@ -242,26 +266,29 @@ func (w *verifyRun) run() (VerifyStats, error) {
 		if err != nil {
 			return w.stats, err
 		}
-		if ok && !logs[base] {
-			logs[base], spareAt = true, base
-			bases = append(bases, base)
-			w.report(Problem{Kind: ProblemNote, File: sparePath, Pos: -1, Detail: fmt.Sprintf("the newest segment, whose rename a crash interrupted: the next open names it %s and rebuilds its indexes", filepath.Base(fileName("", base, logSuffix)))})
+		if ok {
+			if err := planSpare(sparePath, base, logs); err != nil {
+				w.firstDamage, w.stats.Damaged, w.pred.Refused = true, true, true
+				w.report(Problem{Kind: ProblemCorrupt, File: sparePath, Pos: 0,
+					Detail: fmt.Sprintf("a spare segment whose first batch's base offset %d is not a new segment's: the next open refuses the partition", base)})
+			} else {
+				logs[base], spareAt, w.pred.AdoptedSpare = true, base, base
+				bases = append(bases, base)
+				w.report(Problem{Kind: ProblemNote, File: sparePath, Pos: -1, Detail: fmt.Sprintf("the newest segment, whose rename a crash interrupted: the next open names it %s and rebuilds its indexes", filepath.Base(fileName("", base, logSuffix)))})
+			}
 		}
 	}
 	sort.Slice(bases, func(i, j int) bool { return bases[i] < bases[j] })
 	for _, n := range names {
 		path := filepath.Join(w.dir, n)
-		if strings.HasSuffix(n, ".tmp") || strings.HasSuffix(n, ".deleted") {
+		switch leftover(n, logs) {
+		case leftoverTmp:
 			w.report(Problem{Kind: ProblemNote, File: path, Pos: -1, Detail: "left over by an interrupted operation: the next open removes it"})
-			continue
-		}
-		if base, pos, ok := IsCutFile(n); ok {
-			w.report(Problem{Kind: ProblemNote, File: path, Pos: -1, Detail: fmt.Sprintf("bytes a recovery cut off segment %020d at byte %d, kept for inspection: nothing reads or removes this file; delete it once looked at", base, pos)})
-			continue
-		}
-		for _, suf := range []string{indexSuffix, timeIndexSuffix} {
-			if base, ok := parseSegmentName(n, suf); ok && !logs[base] {
-				w.report(Problem{Kind: ProblemNote, File: path, Pos: -1, Detail: "an index without its .log file: the next open removes it"})
+		case orphanIndex:
+			w.report(Problem{Kind: ProblemNote, File: path, Pos: -1, Detail: "an index without its .log file: the next open removes it"})
+		default:
+			if base, pos, ok := IsCutFile(n); ok {
+				w.report(Problem{Kind: ProblemNote, File: path, Pos: -1, Detail: fmt.Sprintf("bytes a recovery cut off segment %020d at byte %d, kept for inspection: nothing reads or removes this file; delete it once looked at", base, pos)})
 			}
 		}
 	}
@@ -274,19 +301,18 @@ func (w *verifyRun) run() (VerifyStats, error) {
 		w.report(Problem{Kind: ProblemNote, File: filepath.Join(w.dir, checkpointName), Pos: -1,
 			Detail: fmt.Sprintf("%v: the next open treats the last shutdown as unclean and scans every segment", err)})
 	}
-	if !ok && len(bases) > 0 {
-		ck.logStart = bases[0]
-	}
-	w.stats.Clean = ok && ck.clean
+	plan := planRecovery(bases, ck, ok)
+	ck.logStart, w.stats.Clean = plan.logStart, plan.clean
 
 	// Segments wholly below the log start are deleted by the next open.
-	for len(bases) > 1 && bases[1] <= ck.logStart {
-		w.report(Problem{Kind: ProblemNote, File: fileName(w.dir, bases[0], logSuffix), Pos: -1,
+	drop := belowStart(bases, ck.logStart)
+	w.pred.BelowStart = slices.Clone(bases[:drop])
+	for _, base := range bases[:drop] {
+		w.report(Problem{Kind: ProblemNote, File: fileName(w.dir, base, logSuffix), Pos: -1,
 			Detail: fmt.Sprintf("the segment lies below the log start offset %d: the next open deletes it", ck.logStart)})
-		bases = bases[1:]
 	}
 	if len(bases) > 0 {
-		ck.logStart = max(ck.logStart, bases[0])
+		ck.logStart = max(ck.logStart, bases[drop])
 	}
 	w.stats.StartOffset, w.stats.EndOffset = ck.logStart, ck.logStart
 	if w.v.Begin != nil {
@@ -296,48 +322,44 @@ func (w *verifyRun) run() (VerifyStats, error) {
 	}
 
 	// After an unclean shutdown the next open scans from the segment
-	// holding the recovery point; it cuts damage at or above the recovery
-	// point in the last two segments and refuses any other.
-	scanFrom := len(bases)
-	if !w.stats.Clean {
-		scanFrom = 0
-		for i, b := range bases {
-			if b <= ck.recoveryPoint {
-				scanFrom = i
-			}
-		}
-	}
+	// holding the recovery point, and cuts or refuses as plan decides.
 	prevEnd := int64(-1) // offset after the previous segment's last batch
 	var prev *segCheck
-	for i, base := range bases {
+	for i := drop; i < len(bases); i++ {
+		base := bases[i]
 		sc := &segCheck{
 			run:     w,
+			plan:    &plan,
+			i:       i,
 			base:    base,
 			logName: fileName(w.dir, base, logSuffix),
-			active:  i == len(bases)-1,
-			scanned: i >= scanFrom,
-			later:   len(bases) - 1 - i,
+			scanned: plan.scanned(i),
 			next:    base,
-			cutFrom: math.MaxInt64,
-		}
-		if i >= len(bases)-2 {
-			sc.cutFrom = ck.recoveryPoint
 		}
 		if base == spareAt {
 			sc.logName = sparePath
 		}
 		if prevEnd > base {
 			// Open refuses such a log outright, wherever it scans.
-			w.firstDamage, w.stats.Damaged = true, true
+			w.firstDamage, w.stats.Damaged, w.pred.Refused = true, true, true
 			w.report(Problem{Kind: ProblemCorrupt, File: sc.logName, Pos: 0,
 				Detail: fmt.Sprintf("the segment starts at offset %d, but the previous segment ends at offset %d: the next open refuses the partition", base, prevEnd-1)})
 		}
-		lostTail := ok && i == len(bases)-1 && prev != nil && prev.scanned && !w.firstDamage &&
-			prevEnd < base && prevEnd >= prev.cutFrom
+		lostTail := false
+		if prev != nil && prev.scanned && !w.firstDamage {
+			d := plan.segmentEnd(prev.i, segmentScan{damaged: prev.framing, end: prevEnd})
+			if d.lostTail && d.refuse {
+				w.firstDamage, w.stats.Damaged, w.pred.Refused = true, true, true
+				w.report(Problem{Kind: ProblemCorrupt, File: prev.logName, Pos: prev.size,
+					Detail: fmt.Sprintf("the segment ends at offset %d, but the next one starts at %d, below the recovery point: the next open refuses the partition", prevEnd, base)})
+			}
+			lostTail = d.lostTail && d.cut
+		}
 		if lostTail {
 			// As Open decides: the segment before this one lost whole
 			// batches at its end in a crash before its roll's flush.
 			w.firstDamage, w.stats.Damaged = true, true
+			w.predictCut(prev.base, prev.size, 0, base)
 			w.report(Problem{Kind: ProblemTornTail, File: prev.logName, Pos: prev.size,
 				Detail: fmt.Sprintf("torn tail: the segment ends at offset %d, but the next one starts at %d: its last batches were lost in a crash before its roll was flushed; the next open deletes the last segment", prevEnd, base)})
 		}
@@ -355,7 +377,25 @@ func (w *verifyRun) run() (VerifyStats, error) {
 		w.v.Progress(w.sinceReport)
 		w.sinceReport = 0
 	}
+	if w.v.Predict != nil {
+		for i, base := range bases {
+			if plan.scanned(i) && base != w.pred.DeletedSegment {
+				w.pred.Scanned = append(w.pred.Scanned, base)
+			}
+		}
+		w.v.Predict(w.pred)
+	}
 	return w.stats, nil
+}
+
+// predictCut notes the cut the next open makes: the first, as Open stops
+// scanning after a cut that deletes the last segment, and a cut in the
+// last segment ends the log.
+func (w *verifyRun) predictCut(seg, pos, bytes, deleted int64) {
+	if w.pred.CutSegment >= 0 {
+		return
+	}
+	w.pred.CutSegment, w.pred.CutPos, w.pred.CutBytes, w.pred.DeletedSegment = seg, pos, bytes, deleted
 }
 
 func (w *verifyRun) progress(n int64) {
@@ -394,6 +434,8 @@ func (f *findings) add(p Problem) {
 	f.more++
 }
 
+func (f *findings) any() bool { return len(f.listed) > 0 }
+
 func (f *findings) flush(w *verifyRun, file string) {
 	for _, p := range f.listed {
 		w.report(p)
@@ -410,12 +452,11 @@ type segCheck struct {
 	run     *verifyRun
 	base    int64
 	logName string
-	active  bool  // the last segment
-	scanned bool  // the next open scans it, cuts at its first damage and rebuilds its indexes
-	later   int   // segments after this one
-	cutFrom int64 // the next open may cut damage found at this offset or above (as openSegments decides)
-	cutAt   int64 // offset after the last valid batch before the first framing failure
-	framing bool  // a failure other than undecodable records was found
+	plan    *recoveryPlan // the next open's
+	i       int           // the segment's index in plan.bases
+	scanned bool          // the next open scans it, cuts at its first damage and rebuilds its indexes
+	cutAt   int64         // offset after the last valid batch before the first framing failure
+	framing bool          // a failure other than undecodable records was found
 
 	size       int64
 	next       int64 // offset after the last batch so far (base before any)
@@ -447,7 +488,7 @@ func (s *segCheck) verify() error {
 	}
 	if s.size > math.MaxInt32 {
 		// Open refuses such a segment outright, wherever it scans.
-		w.firstDamage, w.stats.Damaged = true, true
+		w.firstDamage, w.stats.Damaged, w.pred.Refused = true, true, true
 		w.report(Problem{Kind: ProblemCorrupt, File: s.logName, Pos: 0,
 			Detail: fmt.Sprintf("the segment is %d bytes, above the 2 GiB an index position can address: the next open refuses the partition", s.size)})
 	}
@@ -473,6 +514,16 @@ func (s *segCheck) verify() error {
 	s.reportLog()
 	s.idx.findings.flush(w, s.idx.name)
 	s.tidx.findings.flush(w, s.tidx.name)
+	if !s.scanned {
+		// As load decides: a missing index is rebuilt; one with findings,
+		// or beside a log with findings, may not be trusted.
+		switch {
+		case s.size > 0 && (s.idx.missing || s.tidx.missing):
+			w.pred.Rebuilt = append(w.pred.Rebuilt, s.base)
+		case len(s.failures) > 0 || s.idx.findings.any() || s.tidx.findings.any():
+			w.pred.MayRebuild = append(w.pred.MayRebuild, s.base)
+		}
+	}
 	return nil
 }
 
@@ -493,26 +544,18 @@ func (s *segCheck) scanLog(f vfs.File) (int64, error) {
 	pos := int64(0)
 	for pos < s.size {
 		left := s.size - pos
-		if left < headerUpToMagic {
-			s.fail(failure{pos: pos, detail: fmt.Sprintf("%d bytes at the end of the file, too few for a batch header", left)})
-			return pos, nil
-		}
 		// Up to the magic first: a legacy message set may be smaller
 		// than a v2 header.
-		if _, err := io.ReadFull(r, hdr[:headerUpToMagic]); err != nil {
+		head := hdr[:min(left, recordbatch.HeaderSizeUpToMagic)]
+		if _, err := io.ReadFull(r, head); err != nil {
 			return pos, readErr(pos, err)
 		}
-		length := int64(int32(binary.BigEndian.Uint32(hdr[8:])))
-		if length < minRecordOverhead {
-			s.fail(failure{pos: pos, detail: fmt.Sprintf("batch length %d is below the minimum %d: the file cannot be read past here", length, minRecordOverhead)})
+		f, stop := recordbatch.NextFrame(head, left)
+		if stop != recordbatch.FrameOK {
+			s.fail(failure{pos: pos, detail: frameDetail(f, stop, left)})
 			return pos, nil
 		}
-		size := length + recordbatch.LogOverhead
-		if size > left {
-			s.fail(failure{pos: pos, detail: fmt.Sprintf("a batch of %d bytes, but only %d bytes are left in the file", size, left)})
-			return pos, nil
-		}
-		magic := int8(hdr[16])
+		size, magic := f.Size, f.Magic
 		switch {
 		case magic > recordbatch.Magic || magic < 0:
 			s.fail(failure{pos: pos, detail: fmt.Sprintf("magic byte %d: not a record batch; the file cannot be read past here", magic)})
@@ -523,7 +566,7 @@ func (s *segCheck) scanLog(f vfs.File) (int64, error) {
 			s.fail(failure{pos: pos, detail: fmt.Sprintf("batch size %d is below the %d-byte batch header", size, recordbatch.HeaderSize)})
 		}
 		if magic != recordbatch.Magic || size < recordbatch.HeaderSize {
-			if _, err := r.Discard(int(size) - headerUpToMagic); err != nil {
+			if _, err := r.Discard(int(size) - recordbatch.HeaderSizeUpToMagic); err != nil {
 				return pos, readErr(pos, err)
 			}
 			w.progress(size)
@@ -531,7 +574,7 @@ func (s *segCheck) scanLog(f vfs.File) (int64, error) {
 			pos += size
 			continue
 		}
-		if _, err := io.ReadFull(r, hdr[headerUpToMagic:]); err != nil {
+		if _, err := io.ReadFull(r, hdr[recordbatch.HeaderSizeUpToMagic:]); err != nil {
 			return pos, readErr(pos, err)
 		}
 
@@ -658,9 +701,15 @@ func (s *segCheck) reportLog() {
 		first = false
 		if isFirst && s.scanned {
 			lost := s.size - f.pos
-			cut := s.cutAt >= s.cutFrom
+			d := s.plan.segmentEnd(s.i, segmentScan{damaged: true, end: s.cutAt})
+			cut := d.cut
+			if cut {
+				w.predictCut(s.base, f.pos, lost, d.dropNext)
+			} else {
+				w.pred.Refused = true
+			}
 			also := ""
-			if s.later > 0 {
+			if d.dropNext >= 0 {
 				also = ", and the last segment (from a roll whose flush had not finished) deleted, its .log kept as <segment>.log.cut-0"
 			}
 			kept := filepath.Base(cutFileName(s.logName, f.pos, 0))
@@ -727,6 +776,7 @@ type indexCheck struct {
 	prevOff  int64
 	prevKey  int64 // the previous entry's position (offset index) or timestamp (time index)
 	done     bool  // the real entries ended (zero slots or end of file)
+	missing  bool  // the file does not exist
 
 	// For the message of an entry inside a batch: the last batch seen.
 	lastBatchPos, lastBatchOff int64
@@ -739,7 +789,7 @@ func openIndexCheck(fsys vfs.FS, name string, base, esize, logSize int64) (*inde
 		if logSize > 0 {
 			x.note(-1, "missing: the next open rebuilds it from the log")
 		}
-		x.done = true
+		x.done, x.missing = true, true
 		return x, nil
 	}
 	if err != nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -572,15 +571,6 @@ func (s *lineSource) next() (item, error) {
 	}
 }
 
-// minLogEntryLength is the smallest batch length field Kafka's
-// FileLogInputStream accepts (LegacyRecord.RECORD_OVERHEAD_V0); below it
-// the file cannot be framed any further.
-const minLogEntryLength = 14
-
-// headerSizeUpToMagic is Kafka's HEADER_SIZE_UP_TO_MAGIC: base offset,
-// length and partition leader epoch, then the magic byte.
-const headerSizeUpToMagic = 17
-
 // logSource yields the batches of a segment file, framed as Kafka frames
 // them (base offset, then length), one buffer for all.
 type logSource struct {
@@ -600,7 +590,7 @@ func newLogSource(r io.Reader, name, topic string, partition int32) *logSource {
 func (s *logSource) next() (item, error) {
 	// Base offset, length, partition leader epoch and magic: what Kafka's
 	// FileLogInputStream reads before it trusts the rest.
-	var head [headerSizeUpToMagic]byte
+	var head [recordbatch.HeaderSizeUpToMagic]byte
 	n, err := io.ReadFull(s.r, head[:])
 	switch {
 	case err == io.EOF:
@@ -610,16 +600,18 @@ func (s *logSource) next() (item, error) {
 	case err != nil:
 		return item{}, fmt.Errorf("--from-log %s: position %d: %w", s.name, s.pos, err)
 	}
-	length := int32(binary.BigEndian.Uint32(head[8:]))
-	if length < minLogEntryLength {
-		return item{}, fmt.Errorf("--from-log %s: position %d: batch length %d is below the minimum %d: not a segment file, or corrupt here", s.name, s.pos, length, minLogEntryLength)
+	// The end of a stream is found by reading: the rest of the batch
+	// below reports a batch that runs past it.
+	f, stop := recordbatch.NextFrame(head[:], math.MaxInt64)
+	if stop == recordbatch.FrameTooSmall {
+		return item{}, fmt.Errorf("--from-log %s: position %d: batch length %d is below the minimum %d: not a segment file, or corrupt here", s.name, s.pos, f.Length, recordbatch.MinRecordOverhead)
 	}
-	if magic := int8(head[headerSizeUpToMagic-1]); magic < 0 || magic > recordbatch.Magic {
+	if magic := f.Magic; magic < 0 || magic > recordbatch.Magic {
 		return item{}, fmt.Errorf("--from-log %s: position %d: magic byte %d: not a record batch: not a segment file, or corrupt here", s.name, s.pos, magic)
 	}
 	s.n++
 	from := origin{batch: s.n, position: s.pos}
-	size := int64(length) + recordbatch.LogOverhead
+	size := f.Size
 	if size > segment.DefaultMaxBatchBytes {
 		// Larger than any batch the store accepts: step over it rather
 		// than hold what the length field claims.
