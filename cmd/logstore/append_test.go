@@ -278,7 +278,6 @@ func TestAppendJSONLines(t *testing.T) {
 // its number and reason, and the next line is still sent.
 func TestAppendBadLines(t *testing.T) {
 	t.Parallel()
-	good := `{"records":[{"value":"ok"}]}`
 	for _, tc := range []struct{ line, reason string }{
 		{`not json`, "invalid JSON at byte 2: invalid character 'o' in literal null (expecting 'u')"},
 		{`{"records":[{"value":"v"}]`, "invalid JSON: the line ends inside the batch object"},
@@ -303,10 +302,7 @@ func TestAppendBadLines(t *testing.T) {
 	} {
 		t.Run(tc.line, func(t *testing.T) {
 			t.Parallel()
-			dir := t.TempDir()
-			input := writeFile(t, "in.jsonl", good+"\n"+tc.line+"\n"+good+"\n")
-			wantRun(t, "OK base=0 last=0\nINVALID line 2: "+tc.reason+"\nOK base=1 last=1\n", 3,
-				"append", "--dir", dir, "--input", input)
+			wantLineRefused(t, tc.line, tc.reason)
 		})
 	}
 }
@@ -785,4 +781,15 @@ func TestAppendRefusedByFlags(t *testing.T) {
 	if got := storeBatches(t, dir, "events", 0); len(got) != 0 {
 		t.Errorf("%d batches written, want none", len(got))
 	}
+}
+
+// wantLineRefused runs append --input on line between two good lines:
+// the good ones are stored, line is answered INVALID with reason, and the
+// exit status is 3.
+func wantLineRefused(t *testing.T, line, reason string) {
+	t.Helper()
+	const good = `{"records":[{"value":"ok"}]}`
+	input := writeFile(t, "in.jsonl", good+"\n"+line+"\n"+good+"\n")
+	wantRun(t, "OK base=0 last=0\nINVALID line 2: "+reason+"\nOK base=1 last=1\n", 3,
+		"append", "--dir", t.TempDir(), "--input", input)
 }

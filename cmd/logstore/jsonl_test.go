@@ -21,7 +21,6 @@ const textAdvice = `JSON text is UTF-8: give binary keys and values as "keyBase6
 // ASCII shows the byte, not a Latin-1 character.
 func TestAppendLineNotUTF8(t *testing.T) {
 	t.Parallel()
-	good := `{"records":[{"value":"ok"}]}`
 	for _, tc := range []struct{ line, reason string }{
 		{"{\"records\":[{\"value\":\"a\xffb\"}]}", "invalid UTF-8: byte 0xff at 23; " + textAdvice},
 		{"{\"records\":[{\"key\":\"\xc3\"}]}", "invalid UTF-8: byte 0xc3 at 20; " + textAdvice},
@@ -34,10 +33,7 @@ func TestAppendLineNotUTF8(t *testing.T) {
 	} {
 		t.Run(tc.line, func(t *testing.T) {
 			t.Parallel()
-			dir := t.TempDir()
-			input := writeFile(t, "in.jsonl", good+"\n"+tc.line+"\n"+good+"\n")
-			wantRun(t, "OK base=0 last=0\nINVALID line 2: "+tc.reason+"\nOK base=1 last=1\n", 3,
-				"append", "--dir", dir, "--input", input)
+			wantLineRefused(t, tc.line, tc.reason)
 		})
 	}
 }
