@@ -306,10 +306,7 @@ func (o *appendOptions) storeOptions(intervalSet bool) (logstore.Options, error)
 	if intervalSet && o.sync != "interval" {
 		return opts, fmt.Errorf("--sync-interval applies only with --sync interval, not --sync %s", o.sync)
 	}
-	opts.LockTimeout = o.lockTimeout
-	if o.lockTimeout <= 0 {
-		opts.LockTimeout = -1 // the store's "try once"; its zero means its own default
-	}
+	opts.LockTimeout = storeDuration(o.lockTimeout)
 	if o.segmentBytes < recordbatch.HeaderSize || o.segmentBytes > math.MaxInt32 {
 		return opts, fmt.Errorf("--segment-bytes %d: must be from %d to %d", o.segmentBytes, recordbatch.HeaderSize, math.MaxInt32)
 	}

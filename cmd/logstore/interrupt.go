@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/logstore/logstore"
 	"github.com/logstore/logstore/internal/shutdown"
@@ -43,6 +44,12 @@ func (e *signalled) Error() string {
 
 func (e *signalled) Unwrap() []error { return []error{e.err, e.stop} }
 
+// closingLateStores counts the goroutines openStoreUntil leaves behind
+// after a signal: each waits for its Open to give up or succeed, then
+// closes the store. The process exits without waiting; a test that
+// interrupts an open waits for them before its directory is removed.
+var closingLateStores sync.WaitGroup
+
 // openStoreUntil opens the store as logstore.Open does, but a signal
 // stops the wait for the store's lock: it returns the interruption at
 // once, and a store opened after that is closed in the background.
@@ -64,11 +71,11 @@ func openStoreUntil(ctx context.Context, dir string, opts logstore.Options) (*lo
 		return r.s, r.err
 	case <-ctx.Done():
 		if stop := interruption(ctx); stop != nil {
-			go func() {
+			closingLateStores.Go(func() {
 				if r := <-done; r.s != nil {
 					r.s.Close()
 				}
-			}()
+			})
 			return nil, stop
 		}
 		r := <-done

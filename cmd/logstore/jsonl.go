@@ -14,6 +14,7 @@ import (
 	"math"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -579,7 +580,7 @@ func checkText(line []byte) error {
 			continue // not a surrogate (or bad JSON, which the decoder reports)
 		}
 		if r < 0xdc00 && len(line) >= at+12 && line[at+6] == '\\' && line[at+7] == 'u' {
-			if r2, ok := hex4(line[at+8:]); ok && r2 >= 0xdc00 && r2 <= 0xdfff {
+			if r2, ok := hex4(line[at+8:]); ok && utf16.DecodeRune(r, r2) != utf8.RuneError {
 				i = at + 12 // a whole pair: one character
 				continue
 			}
@@ -603,22 +604,8 @@ func hex4(b []byte) (rune, bool) {
 	if len(b) < 4 {
 		return 0, false
 	}
-	var r rune
-	for _, c := range b[:4] {
-		var d byte
-		switch {
-		case c >= '0' && c <= '9':
-			d = c - '0'
-		case c >= 'a' && c <= 'f':
-			d = c - 'a' + 10
-		case c >= 'A' && c <= 'F':
-			d = c - 'A' + 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(d)
-	}
-	return r, true
+	r, err := strconv.ParseUint(string(b[:4]), 16, 16)
+	return rune(r), err == nil
 }
 
 // jsonTypeName names, for a user, what a field of the line format holds.

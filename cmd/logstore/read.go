@@ -74,10 +74,7 @@ func (pf *partitionFlags) open(ctx context.Context, opts logstore.Options) (*log
 	if fi, err := os.Stat(pdir); err != nil || !fi.IsDir() {
 		return nil, nil, fmt.Errorf("store %s has no partition %s (no directory %s)", pf.dir, id, pdir)
 	}
-	opts.LockTimeout = pf.lockTimeout
-	if pf.lockTimeout <= 0 {
-		opts.LockTimeout = -1 // the store's "try once"; its zero means its own default
-	}
+	opts.LockTimeout = storeDuration(pf.lockTimeout)
 	store, err := openStoreUntil(ctx, pf.dir, opts)
 	if err != nil {
 		return nil, nil, err

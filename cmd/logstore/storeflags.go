@@ -37,10 +37,17 @@ func (sf *storeFlags) apply(opts *logstore.Options) error {
 	if sf.maxProducers < 0 {
 		return fmt.Errorf("--max-producers %d: must be 0 (no cap) or more", sf.maxProducers)
 	}
-	opts.ProducerExpiry = sf.producerExpiry
-	if sf.producerExpiry == 0 {
-		opts.ProducerExpiry = -1 // the store's "off"; its zero means its own default
-	}
+	opts.ProducerExpiry = storeDuration(sf.producerExpiry)
 	opts.MaxProducers = sf.maxProducers
 	return nil
+}
+
+// storeDuration turns a duration flag into a logstore.Options field: the
+// flag's 0 or less (never forget, try the lock once) is the store's -1,
+// since the store reads its zero as "use my default".
+func storeDuration(d time.Duration) time.Duration {
+	if d <= 0 {
+		return -1
+	}
+	return d
 }

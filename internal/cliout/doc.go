@@ -6,6 +6,7 @@
 // JSON strings escape '"', '\\' and the C0 controls (U+0000..U+001F),
 // with \n, \r and \t for those three and \u00XX for the others, and
 // nothing else: DEL (0x7f) and every non-ASCII character are written as
-// they are, as RFC 8259 allows and as Go's encoding/json and Kafka's own
-// JSON writer (Jackson) write them. Malformed UTF-8 becomes U+FFFD.
+// they are, as RFC 8259 allows. (Go's encoding/json differs: it escapes
+// U+2028 and U+2029 always, and <, > and & unless told not to.)
+// Malformed UTF-8 becomes U+FFFD.
 package cliout
