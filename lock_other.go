@@ -3,6 +3,7 @@
 package logstore
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"runtime"
@@ -13,7 +14,7 @@ type fileLock struct{}
 
 // lockFile fails: the store's single-process guarantee rests on flock(2),
 // which this system does not offer through package syscall.
-func lockFile(path string, timeout time.Duration) (*fileLock, error) {
+func lockFile(_ context.Context, path string, timeout time.Duration) (*fileLock, error) {
 	return nil, fmt.Errorf("lock %s: locking a store is implemented only with flock(2), not on %s: %w", path, runtime.GOOS, errors.ErrUnsupported)
 }
 

@@ -3,6 +3,7 @@
 package logstore
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -22,8 +23,9 @@ type fileLock struct{ f *os.File }
 
 // lockFile takes an exclusive lock on path, creating the file if needed.
 // It retries until timeout has passed (once when timeout < 0), then fails
-// with an error wrapping ErrStoreInUse.
-func lockFile(path string, timeout time.Duration) (*fileLock, error) {
+// with an error wrapping ErrStoreInUse; it stops waiting when ctx ends,
+// with an error wrapping ctx's cause.
+func lockFile(ctx context.Context, path string, timeout time.Duration) (*fileLock, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("open lock file: %w", err)
@@ -45,7 +47,14 @@ func lockFile(path string, timeout time.Duration) (*fileLock, error) {
 			f.Close()
 			return nil, fmt.Errorf("lock %s: held by another open store (waited %s): %w", path, max(timeout, 0), ErrStoreInUse)
 		}
-		time.Sleep(min(lockPollInterval, time.Until(deadline)))
+		wait := time.NewTimer(min(lockPollInterval, time.Until(deadline)))
+		select {
+		case <-wait.C:
+		case <-ctx.Done():
+			wait.Stop()
+			f.Close()
+			return nil, fmt.Errorf("lock %s: gave up waiting: %w", path, context.Cause(ctx))
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package logstore
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -110,12 +111,19 @@ type partEntry struct {
 // Open opens the store in dir, creating the directory if needed, and
 // takes its lock. It waits up to opts.LockTimeout while another Store
 // holds the lock, then fails with an error wrapping ErrStoreInUse.
-// Partitions are opened on demand by Store.Partition.
+// Partitions are opened on demand by Store.Partition. Open is
+// OpenContext with a context that never ends.
 //
 // The store directory, its listing and everything below it go through
 // the store's filesystem (vfs.OS); only the lock file is on the operating
 // system's own (flock needs a real file).
 func Open(dir string, opts Options) (*Store, error) {
+	return OpenContext(context.Background(), dir, opts)
+}
+
+// OpenContext is Open that stops waiting for the lock when ctx ends, with
+// an error wrapping ctx's cause (a signal, for the CLI and the server).
+func OpenContext(ctx context.Context, dir string, opts Options) (*Store, error) {
 	dir = filepath.Clean(dir)
 	opts, err := opts.withDefaults()
 	if err != nil {
@@ -125,7 +133,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("logstore: open store %s: %w", dir, err)
 	}
 	// The lock stays on the real OS, not opts.fs: flock locks between processes, which an FS cannot model.
-	lock, err := lockFile(filepath.Join(dir, lockFileName), opts.LockTimeout)
+	lock, err := lockFile(ctx, filepath.Join(dir, lockFileName), opts.LockTimeout)
 	if err != nil {
 		return nil, fmt.Errorf("logstore: open store %s: %w", dir, err)
 	}

@@ -3,6 +3,7 @@ package logstore_test
 import (
 	"bufio"
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -422,6 +423,28 @@ func TestOpenWaitsForLock(t *testing.T) {
 	}
 	t.Logf("got the lock after %s", time.Since(start).Round(time.Millisecond))
 	second.Close()
+}
+
+// TestOpenContextStopsWaitingForLock: while another Store holds the
+// lock, OpenContext gives up when its context ends, with the context's
+// cause, long before its lock timeout.
+func TestOpenContextStopsWaitingForLock(t *testing.T) {
+	dir := t.TempDir()
+	first, err := logstore.Open(dir, logstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+	stop := errors.New("stop")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	time.AfterFunc(50*time.Millisecond, func() { cancel(stop) })
+	second, err := logstore.OpenContext(ctx, dir, logstore.Options{LockTimeout: time.Hour})
+	if !errors.Is(err, stop) || errors.Is(err, logstore.ErrStoreInUse) {
+		if second != nil {
+			second.Close()
+		}
+		t.Fatalf("OpenContext: %v; want the context's cause", err)
+	}
 }
 
 // lockHolderEnv makes the test binary, run as a child, hold a store's

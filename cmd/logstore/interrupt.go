@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/logstore/logstore"
 	"github.com/logstore/logstore/internal/shutdown"
@@ -44,43 +43,16 @@ func (e *signalled) Error() string {
 
 func (e *signalled) Unwrap() []error { return []error{e.err, e.stop} }
 
-// closingLateStores counts the goroutines openStoreUntil leaves behind
-// after a signal: each waits for its Open to give up or succeed, then
-// closes the store. The process exits without waiting; a test that
-// interrupts an open waits for them before its directory is removed.
-var closingLateStores sync.WaitGroup
-
 // openStoreUntil opens the store as logstore.Open does, but a signal
-// stops the wait for the store's lock: it returns the interruption at
-// once, and a store opened after that is closed in the background.
+// stops the wait for the store's lock: it returns the interruption.
 func openStoreUntil(ctx context.Context, dir string, opts logstore.Options) (*logstore.Store, error) {
-	if stop := interruption(ctx); stop != nil {
-		return nil, stop
-	}
-	type opened struct {
-		s   *logstore.Store
-		err error
-	}
-	done := make(chan opened, 1)
-	go func() {
-		s, err := logstore.Open(dir, opts)
-		done <- opened{s, err}
-	}()
-	select {
-	case r := <-done:
-		return r.s, r.err
-	case <-ctx.Done():
+	s, err := logstore.OpenContext(ctx, dir, opts)
+	if err != nil {
 		if stop := interruption(ctx); stop != nil {
-			closingLateStores.Go(func() {
-				if r := <-done; r.s != nil {
-					r.s.Close()
-				}
-			})
 			return nil, stop
 		}
-		r := <-done
-		return r.s, r.err
 	}
+	return s, err
 }
 
 // feed calls a batchSource's next in a goroutine of its own, one call at

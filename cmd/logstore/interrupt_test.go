@@ -47,9 +47,6 @@ func runContext(ctx context.Context, args []string, stdin io.Reader, stdout, std
 // status 1).
 func TestAppendSignalWhileWaitingForTheLock(t *testing.T) {
 	dir := t.TempDir()
-	// Runs after the deferred Close below lets the abandoned open take
-	// the lock, and before the directory is removed.
-	t.Cleanup(closingLateStores.Wait)
 	held, err := logstore.Open(dir, logstore.Options{LockTimeout: -1})
 	if err != nil {
 		t.Fatal(err)
