@@ -3,7 +3,6 @@ package recordbatch
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 )
 
@@ -153,14 +152,12 @@ func atRecord(err error, format string, args ...any) error {
 	if !errors.As(err, &ce) {
 		return err
 	}
-	sentinel, text := ce.Err, ""
-	if inner := errors.Unwrap(ce.Err); inner != nil {
-		sentinel = inner
-		text = strings.TrimPrefix(ce.Err.Error(), inner.Error()+": ")
-	}
-	msg := fmt.Sprintf(format, args...)
-	if text != "" {
-		msg += ": " + text
+	sentinel, msg := ce.Err, fmt.Sprintf(format, args...)
+	if d, ok := ce.Err.(*detailError); ok {
+		sentinel = d.check
+		if d.detail != "" {
+			msg += ": " + d.detail
+		}
 	}
 	return &CorruptionError{Section: ce.Section, Offset: ce.Offset, Err: detail(sentinel, "%s", msg)}
 }
