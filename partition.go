@@ -147,19 +147,23 @@ func (p *Partition) Append(batch []byte) (AppendResult, error) {
 func (p *Partition) checkBatch(data []byte) (recordbatch.Batch, error) {
 	b, err := recordbatch.Parse(data, p.maxBatch)
 	if err != nil {
-		return nil, refuseBatch(err, len(data), p.maxBatch)
+		r := refuseBatch(err)
+		if r.Kind == RefusedTooLarge {
+			r.Got, r.Expected = int64(len(data)), int64(p.maxBatch)
+		}
+		return nil, r
 	}
 	if extra := len(data) - b.Size(); extra != 0 {
 		return nil, &RefusedError{Kind: RefusedInvalid, Reason: fmt.Sprintf("%d bytes follow the batch of %d bytes", extra, b.Size())}
 	}
 	if err := b.ValidateClient(); err != nil {
-		return nil, refuseBatch(err, len(data), p.maxBatch)
+		return nil, refuseBatch(err)
 	}
 	// Every record, as Kafka's log validator decodes them: a batch whose
 	// CRC is right but whose records no reader can decode would fail
 	// every read of the partition from its offset on.
 	if err := recordbatch.ValidateClientRecords(b, p.maxRecords); err != nil {
-		return nil, refuseBatch(err, len(data), p.maxBatch)
+		return nil, refuseBatch(err)
 	}
 	return b, nil
 }
@@ -189,7 +193,7 @@ func (p *Partition) appendChecked(b recordbatch.Batch) (AppendResult, error) {
 	info, err := p.log.Append(b)
 	if errors.Is(err, segment.ErrBatchTooLarge) {
 		// Larger than a segment: refused, and nothing was written.
-		return AppendResult{}, refuseBatch(err, len(b), p.maxBatch)
+		return AppendResult{}, refuseBatch(err)
 	}
 	if err != nil {
 		return AppendResult{}, err

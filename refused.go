@@ -126,24 +126,22 @@ func (e *RefusedError) Unwrap() []error {
 	return []error{e.Kind.sentinel()}
 }
 
-// refuseBatch is the refusal of a batch of size bytes that failed a check
-// of its own with err: a recordbatch check, or the log's size limit.
-// limit is the largest batch Parse accepts.
-func refuseBatch(err error, size, limit int) *RefusedError {
+// refuseBatch is the refusal of a batch that failed a check of its own
+// with err: a recordbatch check, or the log's size limit. For Parse's
+// size limit (recordbatch.ErrBatchTooLarge) the caller sets Got and
+// Expected: the error does not carry them.
+func refuseBatch(err error) *RefusedError {
 	r := &RefusedError{Kind: RefusedInvalid, Reason: err.Error(), Err: err}
 	var ce *recordbatch.CorruptionError
 	var tl *segment.BatchTooLargeError
 	switch {
 	case errors.As(err, &tl):
 		r.Kind, r.Reason = RefusedTooLarge, tl.Reason()
-		r.Got, r.Expected = int64(tl.Size), int64(tl.MaxBatchBytes)
-		if tl.SegmentBytes < r.Expected {
-			r.Expected = tl.SegmentBytes
-		}
+		r.Got, r.Expected = int64(tl.Size), min(int64(tl.MaxBatchBytes), tl.SegmentBytes)
 	case errors.As(err, &ce):
 		r.Reason = ce.Reason()
 		if errors.Is(err, recordbatch.ErrBatchTooLarge) {
-			r.Kind, r.Got, r.Expected = RefusedTooLarge, int64(size), int64(limit)
+			r.Kind = RefusedTooLarge
 		}
 	}
 	return r

@@ -3,7 +3,6 @@ package recordbatch
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 )
 
@@ -153,14 +152,12 @@ func atRecord(err error, format string, args ...any) error {
 	if !errors.As(err, &ce) {
 		return err
 	}
-	sentinel, text := ce.Err, ""
-	if inner := errors.Unwrap(ce.Err); inner != nil {
-		sentinel = inner
-		text = strings.TrimPrefix(ce.Err.Error(), inner.Error()+": ")
-	}
-	msg := fmt.Sprintf(format, args...)
-	if text != "" {
-		msg += ": " + text
+	sentinel, msg := ce.Err, fmt.Sprintf(format, args...)
+	if d, ok := ce.Err.(*detailError); ok {
+		sentinel = d.check
+		if d.detail != "" {
+			msg += ": " + d.detail
+		}
 	}
 	return &CorruptionError{Section: ce.Section, Offset: ce.Offset, Err: detail(sentinel, "%s", msg)}
 }
@@ -168,9 +165,14 @@ func atRecord(err error, format string, args ...any) error {
 // walkRecords is the fast path of validate: it walks count records of
 // data with RecordReader.decode's checks and validate's offset-delta
 // rule, without filling a Record, and reports whether all of it is
-// valid. It accepts nothing validate's slow path refuses (the fuzz
-// target checks that what passes decodes); when it says no, the slow
-// path finds the error and its place.
+// valid. It must agree with validate's slow path both ways: the fuzz
+// target FuzzValidateRecords compares the two on every uncompressed
+// section with records (compressed ones are not compared). When it
+// says no, the slow path finds the error and its place. Measured on
+// 2026-12-01 (go test -bench 'ValidateClientRecords/codec=none$', a
+// 100-record 18.6 KB batch, 7 runs each, alternating, on a shared
+// machine): 3.4-7.9 µs per batch, median 4.35, with the walk; 4.1-6.4,
+// median 5.3, with the reader alone.
 func walkRecords(data []byte, count, lastDelta int32, client bool) bool {
 	pos, prev := 0, int32(-1)
 	for i := int32(0); i < count; i++ {

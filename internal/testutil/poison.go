@@ -2,6 +2,7 @@ package testutil
 
 import (
 	"bytes"
+	"encoding/binary"
 	"io"
 	"math"
 
@@ -34,13 +35,13 @@ type PoisonBatch struct {
 func PoisonBatches(bomb int) []PoisonBatch {
 	two := append(PoisonRecord(0, nil), PoisonRecord(1, nil)...)
 	return []PoisonBatch{
-		{Name: "record length 2^31-1", Batch: PoisonWrap(0, 1, append(zigzag(nil, math.MaxInt32), 0, 0, 0)),
+		{Name: "record length 2^31-1", Batch: PoisonWrap(0, 1, append(binary.AppendVarint(nil, math.MaxInt32), 0, 0, 0)),
 			Sentinel: recordbatch.ErrRecord, Want: []string{"record 0 at byte 61 of the batch", "Invalid record size"}},
 		{Name: "record count 2^31-1", Batch: PoisonWrap(0, math.MaxInt32, two),
 			Sentinel: recordbatch.ErrRecord, Want: []string{"record 2 at byte 79 of the batch", "the header claims 2147483647 records, the records section holds 2", "premature EOF"}},
-		{Name: "header count 2^31-1", Batch: PoisonWrap(0, 1, PoisonRecord(0, zigzag(nil, math.MaxInt32))),
+		{Name: "header count 2^31-1", Batch: PoisonWrap(0, 1, PoisonRecord(0, binary.AppendVarint(nil, math.MaxInt32))),
 			Sentinel: recordbatch.ErrRecord, Want: []string{"record 0 at byte 61 of the batch", "invalid number of record headers 2147483647"}},
-		{Name: "null header key", Batch: PoisonWrap(0, 1, PoisonRecord(0, zigzag(zigzag(zigzag(nil, 1), -1), -1))),
+		{Name: "null header key", Batch: PoisonWrap(0, 1, PoisonRecord(0, binary.AppendVarint(binary.AppendVarint(binary.AppendVarint(nil, 1), -1), -1))),
 			Sentinel: recordbatch.ErrRecord, Want: []string{"record 0 at byte 61 of the batch", "negative header key size -1"}},
 		{Name: "varint too long", Batch: PoisonWrap(0, 1, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0x01}),
 			Sentinel: recordbatch.ErrRecord, Want: []string{"record 0 at byte 61 of the batch", "Varint is too long"}},
@@ -69,17 +70,17 @@ func PoisonBatches(bomb int) []PoisonBatch {
 // a count of 0).
 func PoisonRecord(offsetDelta int64, headers []byte) []byte {
 	body := []byte{0}
-	body = zigzag(body, 0)
-	body = zigzag(body, offsetDelta)
-	body = zigzag(body, 1)
+	body = binary.AppendVarint(body, 0)
+	body = binary.AppendVarint(body, offsetDelta)
+	body = binary.AppendVarint(body, 1)
 	body = append(body, 'k')
-	body = zigzag(body, 1)
+	body = binary.AppendVarint(body, 1)
 	body = append(body, 'v')
 	if headers == nil {
-		headers = zigzag(nil, 0)
+		headers = binary.AppendVarint(nil, 0)
 	}
 	body = append(body, headers...)
-	return append(zigzag(nil, int64(len(body))), body...)
+	return append(binary.AppendVarint(nil, int64(len(body))), body...)
 }
 
 // PoisonWrap wraps a records section (already compressed for codec) in
@@ -96,16 +97,6 @@ func PoisonWrap(codec recordbatch.Codec, count int32, records []byte) []byte {
 		NumRecords:      count,
 	}
 	return recordbatch.AppendBatch(nil, h, records)
-}
-
-// zigzag appends v as a zig-zag varint, as Kafka writes record fields.
-func zigzag(dst []byte, v int64) []byte {
-	u := uint64(v<<1) ^ uint64(v>>63)
-	for u >= 0x80 {
-		dst = append(dst, byte(u)|0x80)
-		u >>= 7
-	}
-	return append(dst, byte(u))
 }
 
 func compressed(c recordbatch.Codec, src []byte) []byte {
