@@ -224,9 +224,8 @@ func (o Options) withDefaults() (Options, error) {
 	if o.MaxRecordsBytes < 0 || o.MaxRecordsBytes > recordbatch.DefaultMaxRecordsBytes {
 		return o, fmt.Errorf("logstore: Options.MaxRecordsBytes %d: must be from 0 (the default, %d) to %d, the bound readers inflate to", o.MaxRecordsBytes, recordbatch.DefaultMaxRecordsBytes, recordbatch.DefaultMaxRecordsBytes)
 	}
-	if o.MaxRecordsBytes == 0 {
-		o.MaxRecordsBytes = recordbatch.DefaultMaxRecordsBytes
-	}
+	// MaxRecordsBytes 0 stays 0: recordbatch.ValidateClientRecords
+	// takes a limit of 0 as recordbatch.DefaultMaxRecordsBytes itself.
 	if o.LockTimeout == 0 {
 		o.LockTimeout = DefaultLockTimeout
 	}
