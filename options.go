@@ -172,9 +172,9 @@ type Options struct {
 	MaxRecordsBytes int
 
 	// fs is the filesystem of the store directory and everything below
-	// it but the lock file, and now the store's clock: vfs.OS and time.Now, unless a test
-	// sets them (export_test.go) to inject faults, simulate power loss
-	// or move time.
+	// it but the lock file, and now is the store's clock: vfs.OS and
+	// time.Now, unless a test sets them (export_test.go) to inject
+	// faults, simulate power loss or move time.
 	fs  vfs.FS
 	now func() time.Time
 }
