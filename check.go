@@ -246,25 +246,18 @@ func listPartitions(fsys vfs.FS, dir string) ([]partitionDir, int64, error) {
 }
 
 // whyNotPartition says why the entry p of the store in dir, named as a
-// partition, cannot be checked as one, or returns "" when it can.
+// partition, cannot be checked as one (listing it failed: it is not a
+// directory the store can open), or returns "" when it can.
 func whyNotPartition(fsys vfs.FS, dir string, p partitionDir) string {
 	if p.err == nil {
 		return ""
 	}
-	if why := notPartitionDir(fsys, filepath.Join(dir, p.name)); why != "" {
-		return why
-	}
-	return fmt.Sprintf("the partition directory cannot be read (%v): the store cannot open partition %s", p.err, p.id)
-}
-
-// notPartitionDir says why path, named as a partition, is not a
-// directory the store can open, or returns "" when it is one.
-func notPartitionDir(fsys vfs.FS, path string) string {
 	const cannot = "the store cannot open this partition"
+	path := filepath.Join(dir, p.name)
 	fi, err := fsys.Stat(path)
 	if err == nil {
 		if fi.IsDir() {
-			return ""
+			return fmt.Sprintf("the partition directory cannot be read (%v): the store cannot open partition %s", p.err, p.id)
 		}
 		what := "a regular file"
 		if !fi.Mode().IsRegular() {

@@ -7,8 +7,8 @@ import (
 )
 
 // WithFS returns o with fs as the filesystem of the store directory and
-// everything below it but the lock file, for tests that inject faults or simulate power
-// loss. Only tests can set it.
+// everything below it but the lock file, for tests that inject faults or
+// simulate power loss. Only tests can set it.
 func (o Options) WithFS(fs vfs.FS) Options {
 	o.fs = fs
 	return o

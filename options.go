@@ -172,9 +172,9 @@ type Options struct {
 	MaxRecordsBytes int
 
 	// fs is the filesystem of the store directory and everything below
-	// it but the lock file, and now the store's clock: vfs.OS and time.Now, unless a test
-	// sets them (export_test.go) to inject faults, simulate power loss
-	// or move time.
+	// it but the lock file, and now is the store's clock: vfs.OS and
+	// time.Now, unless a test sets them (export_test.go) to inject
+	// faults, simulate power loss or move time.
 	fs  vfs.FS
 	now func() time.Time
 }
@@ -224,9 +224,8 @@ func (o Options) withDefaults() (Options, error) {
 	if o.MaxRecordsBytes < 0 || o.MaxRecordsBytes > recordbatch.DefaultMaxRecordsBytes {
 		return o, fmt.Errorf("logstore: Options.MaxRecordsBytes %d: must be from 0 (the default, %d) to %d, the bound readers inflate to", o.MaxRecordsBytes, recordbatch.DefaultMaxRecordsBytes, recordbatch.DefaultMaxRecordsBytes)
 	}
-	if o.MaxRecordsBytes == 0 {
-		o.MaxRecordsBytes = recordbatch.DefaultMaxRecordsBytes
-	}
+	// MaxRecordsBytes 0 stays 0: recordbatch.ValidateClientRecords
+	// takes a limit of 0 as recordbatch.DefaultMaxRecordsBytes itself.
 	if o.LockTimeout == 0 {
 		o.LockTimeout = DefaultLockTimeout
 	}

@@ -66,8 +66,8 @@ func openPartition(s *Store, id PartitionID, pdir string) (*Partition, error) {
 		store:    s,
 		mode:     s.opts.Sync,
 		maxBatch: s.opts.MaxMessageBytes,
-		// Set by withDefaults; a Partition made otherwise gets the
-		// readers' default from recordbatch.
+		// 0 unless set: recordbatch then bounds by the readers'
+		// default, recordbatch.DefaultMaxRecordsBytes.
 		maxRecords: s.opts.MaxRecordsBytes,
 	}
 	if p.maxBatch == 0 {

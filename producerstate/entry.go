@@ -22,8 +22,11 @@ type BatchMeta struct {
 // cap judge idleness on it; 0 means not known (SeenUnknown).
 // LastApplied is the offset of the last record of the producer's newest
 // batch or marker, -1 when not known: the order in which the store took
-// producers, which the cap uses among equal seen times. Batches holds at
-// most WindowSize entries, oldest first.
+// producers, which the cap uses among equal seen times. It cannot be
+// derived from Batches: a transaction marker moves it without entering
+// the window, and an epoch change, a replayed sequence gap or a batch
+// without a sequence empties the window while the producer stays; so it
+// is kept, and stored in snapshots. Batches holds at most WindowSize entries, oldest first.
 type Entry struct {
 	ProducerID       int64
 	Epoch            int16

@@ -52,7 +52,11 @@
 // 50 bytes instead of the 207 a fixed-width layout takes. The seen time
 // is stored as its distance from the last timestamp, a byte or two when
 // the client's clock is near the store's, and the last applied offset as
-// its distance below the snapshot's offset.
+// its distance below the snapshot's offset. The last applied offset is
+// stored rather than taken from the window's newest batch because the
+// two differ: a marker moves it and not the window, and an epoch change,
+// a replayed sequence gap or a batch without a sequence empties the
+// window (see producerstate.Entry).
 //
 // Format version 1, written before seen times were kept, is the same
 // without the last seen and last applied fields. It still decodes: its

@@ -134,9 +134,10 @@ func AppendKafka(dst []byte, entries []KafkaEntry) []byte {
 
 // Entry is the producer state Kafka restores from k: its epoch,
 // coordinator epoch and open transaction, Timestamp as the last
-// timestamp, LastOffset as the last applied offset (no seen time), and, when LastOffset >= 0, a window of the one batch k
-// describes, with its first sequence and offset derived as Kafka derives
-// them (the sequence wrapping past 2147483647).
+// timestamp, LastOffset as the last applied offset (no seen time), and,
+// when LastOffset >= 0, a window of the one batch k describes, with its
+// first sequence and offset derived as Kafka derives them (the sequence
+// wrapping past 2147483647).
 func (k KafkaEntry) Entry() producerstate.Entry {
 	e := producerstate.Entry{
 		ProducerID:       k.ProducerID,

@@ -25,9 +25,9 @@ const (
 	valueCRCPos     = 2
 
 	// The fewest bytes a producer and a batch can take: one per varint
-	// and one for the window length (the seen time of version 2 adds
-	// one to a producer; the bound of version 1 holds for both). Counts
-	// are checked against them.
+	// and one for the window length (the seen time and last applied
+	// offset of version 2 add two to a producer; the bound of version 1
+	// holds for both). Counts are checked against them.
 	minProducerSize = 6
 	minBatchSize    = 5
 )
