@@ -74,8 +74,8 @@ func (c Config) withDefaults() (Config, error) {
 	switch {
 	case c.SegmentBytes < recordbatch.HeaderSize || c.SegmentBytes > math.MaxInt32:
 		return c, fmt.Errorf("logstore/segment: segment bytes %d outside [%d, %d]", c.SegmentBytes, recordbatch.HeaderSize, math.MaxInt32)
-	case c.IndexMaxBytes < 2*timeEntrySize:
-		return c, fmt.Errorf("logstore/segment: index max bytes %d below %d", c.IndexMaxBytes, 2*timeEntrySize)
+	case c.IndexMaxBytes < MinIndexMaxBytes:
+		return c, fmt.Errorf("logstore/segment: index max bytes %d below %d", c.IndexMaxBytes, MinIndexMaxBytes)
 	case c.MaxBatchBytes < recordbatch.HeaderSize || c.SegmentMaxAge < 0 || c.IndexIntervalBytes < 0:
 		return c, fmt.Errorf("logstore/segment: invalid config %+v", c)
 	}
