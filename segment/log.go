@@ -351,9 +351,9 @@ func (l *Log) openSegments(plan *recoveryPlan, rep *RecoveryReport) error {
 		}
 		l.segs = l.segs[1:]
 	}
-	// Offsets must increase across segments.
+	// Offsets must increase across segments (see overlaps).
 	for i := 1; i < len(l.segs); i++ {
-		if prev := l.segs[i-1]; prev.nextOffset > l.segs[i].base {
+		if prev := l.segs[i-1]; overlaps(prev.nextOffset, l.segs[i].base) {
 			return &CorruptionError{File: l.segs[i].logName, Offset: 0, Err: fmt.Errorf("segment starts at %d but the previous one ends at %d", l.segs[i].base, prev.nextOffset-1)}
 		}
 	}

@@ -338,8 +338,7 @@ func (w *verifyRun) run() (VerifyStats, error) {
 		if base == spareAt {
 			sc.logName = sparePath
 		}
-		if prevEnd > base {
-			// Open refuses such a log outright, wherever it scans.
+		if overlaps(prevEnd, base) {
 			w.firstDamage, w.stats.Damaged, w.pred.Refused = true, true, true
 			w.report(Problem{Kind: ProblemCorrupt, File: sc.logName, Pos: 0,
 				Detail: fmt.Sprintf("the segment starts at offset %d, but the previous segment ends at offset %d: the next open refuses the partition", base, prevEnd-1)})
