@@ -142,12 +142,9 @@ func keepSegment(cfg *Config, dir string, base int64) (string, error) {
 	s := newSegment(cfg, dir, base)
 	for n := 0; ; n++ {
 		name := cutFileName(s.logName, 0, n)
-		f, err := cfg.FS.OpenFile(name, os.O_RDONLY, 0)
+		_, err := cfg.FS.Lstat(name)
 		if err == nil {
-			if err := f.Close(); err != nil {
-				return "", err
-			}
-			continue
+			continue // the name is taken
 		}
 		if !errors.Is(err, fs.ErrNotExist) {
 			return "", err

@@ -74,8 +74,8 @@ func (c Config) withDefaults() (Config, error) {
 	switch {
 	case c.SegmentBytes < recordbatch.HeaderSize || c.SegmentBytes > math.MaxInt32:
 		return c, fmt.Errorf("logstore/segment: segment bytes %d outside [%d, %d]", c.SegmentBytes, recordbatch.HeaderSize, math.MaxInt32)
-	case c.IndexMaxBytes < 2*timeEntrySize:
-		return c, fmt.Errorf("logstore/segment: index max bytes %d below %d", c.IndexMaxBytes, 2*timeEntrySize)
+	case c.IndexMaxBytes < MinIndexMaxBytes:
+		return c, fmt.Errorf("logstore/segment: index max bytes %d below %d", c.IndexMaxBytes, MinIndexMaxBytes)
 	case c.MaxBatchBytes < recordbatch.HeaderSize || c.SegmentMaxAge < 0 || c.IndexIntervalBytes < 0:
 		return c, fmt.Errorf("logstore/segment: invalid config %+v", c)
 	}
@@ -351,9 +351,9 @@ func (l *Log) openSegments(plan *recoveryPlan, rep *RecoveryReport) error {
 		}
 		l.segs = l.segs[1:]
 	}
-	// Offsets must increase across segments.
+	// Offsets must increase across segments (see overlaps).
 	for i := 1; i < len(l.segs); i++ {
-		if prev := l.segs[i-1]; prev.nextOffset > l.segs[i].base {
+		if prev := l.segs[i-1]; overlaps(prev.nextOffset, l.segs[i].base) {
 			return &CorruptionError{File: l.segs[i].logName, Offset: 0, Err: fmt.Errorf("segment starts at %d but the previous one ends at %d", l.segs[i].base, prev.nextOffset-1)}
 		}
 	}

@@ -163,6 +163,11 @@ func lostTailErr(logName string, size, end, nextBase int64) error {
 	return &CorruptionError{File: logName, Offset: size, Err: fmt.Errorf("%w: the segment ends at offset %d, but the next one starts at %d", recordbatch.ErrTruncated, end, nextBase)}
 }
 
+// overlaps says a segment based at base may not follow segments whose
+// batches end below prevEnd: offsets must increase across segments, and
+// the open refuses a log where they do not, wherever it scans.
+func overlaps(prevEnd, base int64) bool { return prevEnd > base }
+
 // belowStart is how many of the first segments lie wholly below the log
 // start (retention interrupted before their files were removed): the
 // open removes them.

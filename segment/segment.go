@@ -329,9 +329,6 @@ func (s *segment) recover(indexInterval int64, cutFrom int64) (scanResult, error
 func (s *segment) nextBatch(r *bufio.Reader, pos, fileSize int64) (recordbatch.Batch, error) {
 	corrupt := func(err error) error { return &CorruptionError{File: s.logName, Offset: pos, Err: err} }
 	left := fileSize - pos
-	if !recordbatch.HasFrameHead(left) {
-		return nil, corrupt(frameErr(recordbatch.Frame{}, recordbatch.FrameShortTail, left))
-	}
 	hdr, err := r.Peek(int(min(left, recordbatch.HeaderSize)))
 	if err != nil {
 		return nil, err

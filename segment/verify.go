@@ -333,20 +333,18 @@ func (w *verifyRun) run() (VerifyStats, error) {
 			i:       i,
 			base:    base,
 			logName: fileName(w.dir, base, logSuffix),
-			scanned: plan.scanned(i),
 			next:    base,
 		}
 		if base == spareAt {
 			sc.logName = sparePath
 		}
-		if prevEnd > base {
-			// Open refuses such a log outright, wherever it scans.
+		if overlaps(prevEnd, base) {
 			w.firstDamage, w.stats.Damaged, w.pred.Refused = true, true, true
 			w.report(Problem{Kind: ProblemCorrupt, File: sc.logName, Pos: 0,
 				Detail: fmt.Sprintf("the segment starts at offset %d, but the previous segment ends at offset %d: the next open refuses the partition", base, prevEnd-1)})
 		}
 		lostTail := false
-		if prev != nil && prev.scanned && !w.firstDamage {
+		if prev != nil && prev.scanned() && !w.firstDamage {
 			d := plan.segmentEnd(prev.i, segmentScan{damaged: prev.framing, end: prevEnd})
 			if d.lostTail && d.refuse {
 				w.firstDamage, w.stats.Damaged, w.pred.Refused = true, true, true
@@ -454,7 +452,6 @@ type segCheck struct {
 	logName string
 	plan    *recoveryPlan // the next open's
 	i       int           // the segment's index in plan.bases
-	scanned bool          // the next open scans it, cuts at its first damage and rebuilds its indexes
 	cutAt   int64         // offset after the last valid batch before the first framing failure
 	framing bool          // a failure other than undecodable records was found
 
@@ -466,6 +463,10 @@ type segCheck struct {
 	idx  *indexCheck
 	tidx *indexCheck
 }
+
+// scanned says the next open scans the segment, cuts at its first
+// damage and rebuilds its indexes.
+func (s *segCheck) scanned() bool { return s.plan.scanned(s.i) }
 
 func (s *segCheck) fail(f failure) {
 	s.run.firstDamage = true
@@ -500,7 +501,7 @@ func (s *segCheck) verify() error {
 		return err
 	}
 	defer s.tidx.close()
-	if s.scanned {
+	if s.scanned() {
 		s.idx.rebuilt, s.tidx.rebuilt = "the next open rebuilds this index", "the next open rebuilds this index"
 	}
 
@@ -514,7 +515,7 @@ func (s *segCheck) verify() error {
 	s.reportLog()
 	s.idx.findings.flush(w, s.idx.name)
 	s.tidx.findings.flush(w, s.tidx.name)
-	if !s.scanned {
+	if !s.scanned() {
 		// As load decides: a missing index is rebuilt; one with findings,
 		// or beside a log with findings, may not be trusted.
 		switch {
@@ -699,7 +700,7 @@ func (s *segCheck) reportLog() {
 		}
 		isFirst := first
 		first = false
-		if isFirst && s.scanned {
+		if isFirst && s.scanned() {
 			lost := s.size - f.pos
 			d := s.plan.segmentEnd(s.i, segmentScan{damaged: true, end: s.cutAt})
 			cut := d.cut
