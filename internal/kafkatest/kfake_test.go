@@ -77,6 +77,7 @@ func runAndCheck(t *testing.T, p *kafkatest.Proxy, w *kafkatest.Workload) *kafka
 }
 
 func TestKfakeClean(t *testing.T) {
+	t.Parallel()
 	p := kfakeBehind(t, "clean")
 	runAndCheck(t, p, &kafkatest.Workload{Topic: "clean", Records: workloadN(500, 3000)})
 	c := p.Counts()
@@ -93,6 +94,7 @@ func TestKfakeClean(t *testing.T) {
 // and swallowed, the connection closed; kgo retries on a new one and
 // kfake answers the retries as duplicates with the first offsets.
 func TestKfakeDropAndClose(t *testing.T) {
+	t.Parallel()
 	p := kfakeBehind(t, "dropclose")
 	p.SetRules(kafkatest.Rules{Response: kafkatest.EveryNth(0, 7, kafkatest.DropAndClose)})
 	runAndCheck(t, p, &kafkatest.Workload{Topic: "dropclose", Records: workloadN(500, 3000), MaxBuffered: 16})
@@ -110,6 +112,7 @@ func TestKfakeDropAndClose(t *testing.T) {
 // that stays open; kgo's request timeout (a second plus a second) gives
 // up on it and retries elsewhere.
 func TestKfakeDropSilently(t *testing.T) {
+	t.Parallel()
 	p := kfakeBehind(t, "silent")
 	p.SetRules(kafkatest.Rules{Response: kafkatest.Limit(3, kafkatest.EveryNth(0, 11, kafkatest.DropSilently))})
 	runAndCheck(t, p, &kafkatest.Workload{Topic: "silent", Records: workloadN(500, 2000), MaxBuffered: 16})
@@ -126,6 +129,7 @@ func TestKfakeDropSilently(t *testing.T) {
 // TestKfakeCloseBeforeForward: every 7th Produce request never reaches
 // kfake; its connection is closed instead.
 func TestKfakeCloseBeforeForward(t *testing.T) {
+	t.Parallel()
 	p := kfakeBehind(t, "closebefore")
 	p.SetRules(kafkatest.Rules{Request: kafkatest.EveryNth(0, 7, kafkatest.CloseBeforeForward)})
 	runAndCheck(t, p, &kafkatest.Workload{Topic: "closebefore", Records: workloadN(500, 3000), MaxBuffered: 16})
