@@ -139,3 +139,30 @@ func TestKfakeCloseBeforeForward(t *testing.T) {
 	}
 	t.Logf("%+v", c)
 }
+
+// TestWorkloadEndsWithItsContext: when no answer ever comes, Run still
+// returns once its context ends, with every record failed, none
+// acknowledged and the first error kept.
+func TestWorkloadEndsWithItsContext(t *testing.T) {
+	t.Parallel()
+	p := kfakeBehind(t, "never")
+	p.SetRules(kafkatest.Rules{Response: kafkatest.EveryNth(0, 1, kafkatest.DropSilently)})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	w := &kafkatest.Workload{Brokers: []string{p.Addr()}, Topic: "never", Records: 50}
+	res, err := w.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Acked != 0 || res.Err == nil {
+		t.Fatalf("acknowledged %d records, error %v: want none and an error", res.Acked, res.Err)
+	}
+	for i, a := range res.Records {
+		if a.Err == nil || a.Offset != -1 {
+			t.Fatalf("record %d: offset %d, error %v", i, a.Offset, a.Err)
+		}
+	}
+	if c := p.Counts(); c.DroppedSilently == 0 {
+		t.Fatalf("no answer dropped: %+v", c)
+	}
+}
