@@ -533,6 +533,9 @@ func (c *Catalog) CreateTopic(name string, partitions int32, configs map[string]
 	if validateOnly {
 		return cloneTopic(t), nil
 	}
+	if err := c.adoptStray(name, partitions); err != nil {
+		return fail(err)
+	}
 	if t.ID, err = c.newTopicID(); err != nil {
 		return fail(err)
 	}
@@ -554,6 +557,44 @@ func (c *Catalog) CreateTopic(name string, partitions int32, configs map[string]
 	}
 	c.topics[name] = t
 	return cloneTopic(t), nil
+}
+
+// adoptStray handles partition directories of name made since Open
+// outside the catalog (logstore.Store.Partition of an unknown topic): if
+// one of the first partitions partitions exists, the directories are
+// adopted as Open would adopt them, and the creation is refused with
+// ErrTopicExists rather than mixing them into a new topic (or, on a
+// failure, deleting what was there before).
+func (c *Catalog) adoptStray(name string, partitions int32) error {
+	fsys := c.store.FS()
+	stray := false
+	for p := range partitions {
+		if _, err := fsys.Lstat(c.partitionDir(name, p)); err == nil {
+			stray = true
+			break
+		}
+	}
+	if !stray {
+		return nil
+	}
+	ids, err := c.store.Partitions()
+	if err != nil {
+		return err
+	}
+	var count int32
+	for _, id := range ids {
+		if id.Topic == name {
+			count = max(count, id.Partition+1)
+		}
+	}
+	if count == 0 {
+		// A file, not a directory: the store cannot use the name.
+		return fmt.Errorf("%w: an entry of the store directory that is not a partition directory has the name of one of its partitions", ErrInvalidTopic)
+	}
+	if err := c.adopt(name, count); err != nil {
+		return err
+	}
+	return fmt.Errorf("%w: its partition directories were made outside the catalog, and are now adopted as they are", ErrTopicExists)
 }
 
 // createDirs is steps 2 and 3 of CreateTopic: the configs on the store,

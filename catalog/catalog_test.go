@@ -455,3 +455,27 @@ func TestAdoptInconsistentIDs(t *testing.T) {
 		t.Fatalf("Open: %v, want ErrInconsistentTopicID", err)
 	}
 }
+
+// Directories of a name made through the store after Open are adopted,
+// not mixed into (or, on a failure, deleted by) a new topic.
+func TestCreateTopicOverStrayDirs(t *testing.T) {
+	e := open(t, t.TempDir())
+	p, err := e.s.Partition("stray", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Append(batch(-1, "keep me")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.c.CreateTopic("stray", 3, nil, false); !errors.Is(err, catalog.ErrTopicExists) {
+		t.Fatalf("CreateTopic over stray directories: %v, want ErrTopicExists", err)
+	}
+	tp, ok := e.c.Topic("stray")
+	if !ok || tp.Partitions != 2 {
+		t.Fatalf("adopted %+v, %t", tp, ok)
+	}
+	checkDirs(t, e.dir, tp)
+	if p.EndOffset() != 1 {
+		t.Fatalf("the stray partition's data: end %d", p.EndOffset())
+	}
+}
