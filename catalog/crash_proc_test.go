@@ -145,7 +145,7 @@ func childBatch(n int) []byte {
 type topicFate struct {
 	// ends are the offsets past the last acknowledged append, by
 	// partition: a topic that is there holds at least that much.
-	ends map[int32]int64
+	ends     map[int32]int64
 	created  bool // "created" printed: it must be there unless deleting
 	id       string
 	deleting bool // "deleting" printed: it may be gone
