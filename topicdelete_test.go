@@ -109,3 +109,43 @@ func TestDeleteTopicLongName(t *testing.T) {
 		t.Fatalf("left %v", got)
 	}
 }
+
+// Appenders racing a deletion get their batch in, or ErrClosed, or
+// ErrTopicDeleting; nothing else, and no data race (go test -race).
+func TestDeleteTopicWhileAppending(t *testing.T) {
+	s := openStore(t, t.TempDir(), logstore.Options{})
+	openPartition(t, s, "busy", 0)
+	stop := make(chan struct{})
+	errs := make(chan error, 4)
+	for range 4 {
+		go func() {
+			for {
+				select {
+				case <-stop:
+					errs <- nil
+					return
+				default:
+				}
+				p, err := s.Partition("busy", 0)
+				if err == nil {
+					_, err = p.Append(batchOf("v"))
+				}
+				if err != nil && !errors.Is(err, logstore.ErrClosed) && !errors.Is(err, logstore.ErrTopicDeleting) {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	for range 5 {
+		if err := s.DeleteTopic("busy"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -3,10 +3,14 @@
 package catalog
 
 // The catalog's kill -9 suite: a child process (this test binary, run
-// with crashChildEnv set) creates topics, deletes topics and allocates
-// producer ids, printing what it is about to do and what it got, and is
-// killed with SIGKILL at seeded moments; after each kill the parent
-// checks the store and the catalog as the next Open leaves them.
+// with crashChildEnv set) creates topics, deletes topics, appends to
+// their partitions and allocates producer ids, printing what it is about
+// to do and what it got, and is killed with SIGKILL at seeded moments
+// (12 runs, each killed within a second); after each kill the parent
+// checks the store and the catalog as the next Open leaves them: no
+// partition directory without its catalog entry, every topic whole or
+// gone as the child's answers allow, every partition of a topic opening
+// with what was acknowledged, no producer id handed out twice.
 
 import (
 	"bufio"
@@ -26,6 +30,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/logstore/logstore"
+	"github.com/logstore/logstore/recordbatch"
 )
 
 const (
@@ -36,7 +41,8 @@ const (
 // TestCrashChild is the child: it does nothing unless crashChildEnv is
 // set. It prints "pid N" once it has id N (before any use of it),
 // "creating T P" / "created T ID" around CreateTopic, "deleting T" /
-// "deleted T" around DeleteTopic, and runs until it is killed.
+// "deleted T" around DeleteTopic, "appended T P LAST" after an append
+// returned (durable: the store syncs always), and runs until it is killed.
 func TestCrashChild(t *testing.T) {
 	arg := os.Getenv(crashChildEnv)
 	if arg == "" {
@@ -65,7 +71,11 @@ func TestCrashChild(t *testing.T) {
 		}
 	}
 	for {
-		switch r := rng.IntN(10); {
+		r := rng.IntN(10)
+		if r >= 6 && r < 8 && len(c.Topics()) >= 6 {
+			r = 9 // few topics at a time: delete rather than create
+		}
+		switch {
 		case r < 6:
 			id, err := c.NewProducerID()
 			if err != nil {
@@ -84,6 +94,24 @@ func TestCrashChild(t *testing.T) {
 				os.Exit(2)
 			}
 			say("created %s %s", name, tp.ID)
+		case r < 9:
+			topics := c.Topics()
+			if len(topics) == 0 {
+				continue
+			}
+			tp := topics[rng.IntN(len(topics))]
+			part := rng.Int32N(tp.Partitions)
+			p, err := s.Partition(tp.Name, part)
+			if err != nil {
+				say("error %v", err)
+				os.Exit(2)
+			}
+			res, err := p.Append(childBatch(rng.IntN(2000)))
+			if err != nil {
+				say("error %v", err)
+				os.Exit(2)
+			}
+			say("appended %s %d %d", tp.Name, part, res.LastOffset)
 		default:
 			topics := c.Topics()
 			if len(topics) == 0 {
@@ -100,8 +128,24 @@ func TestCrashChild(t *testing.T) {
 	}
 }
 
+// childBatch is a client batch of one record of n bytes.
+func childBatch(n int) []byte {
+	b := recordbatch.NewBuilder(0)
+	if err := b.Append(1_700_000_000_000, nil, bytes.Repeat([]byte{'v'}, n), nil); err != nil {
+		panic(err)
+	}
+	out, err := b.AppendTo(nil)
+	if err != nil {
+		panic(err)
+	}
+	return out
+}
+
 // topicFate is what the child said about a topic.
 type topicFate struct {
+	// ends are the offsets past the last acknowledged append, by
+	// partition: a topic that is there holds at least that much.
+	ends     map[int32]int64
 	created  bool // "created" printed: it must be there unless deleting
 	id       string
 	deleting bool // "deleting" printed: it may be gone
@@ -144,7 +188,7 @@ func TestKillCatalog(t *testing.T) {
 		if rng.IntN(4) == 0 {
 			killAfter = 1 + rng.IntN(3)
 		}
-		timer := time.AfterFunc(time.Duration(rng.IntN(2000))*time.Millisecond, func() { cmd.Process.Signal(syscall.SIGKILL) })
+		timer := time.AfterFunc(time.Duration(rng.IntN(1000))*time.Millisecond, func() { cmd.Process.Signal(syscall.SIGKILL) })
 		sc := bufio.NewScanner(stdout)
 		lines := 0
 		for sc.Scan() {
@@ -174,6 +218,14 @@ func TestKillCatalog(t *testing.T) {
 				fates[f[1]] = &topicFate{}
 			case "created":
 				fates[f[1]].created, fates[f[1]].id = true, f[2]
+			case "appended":
+				part, _ := strconv.Atoi(f[2])
+				last, _ := strconv.ParseInt(f[3], 10, 64)
+				fa := fates[f[1]]
+				if fa.ends == nil {
+					fa.ends = map[int32]int64{}
+				}
+				fa.ends[int32(part)] = last + 1
 			case "deleting":
 				fates[f[1]].deleting = true
 			case "deleted":
@@ -272,6 +324,18 @@ func checkAfterKill(t *testing.T, dir string, fates map[string]*topicFate, fail 
 			fail("topic %s created (id %s), but gone after Open", name, f.id)
 		case f.created && there && tp.ID.String() != f.id:
 			fail("topic %s created with id %s, after Open %s", name, f.id, tp.ID)
+		}
+		if there {
+			// Every partition opens, and holds what was acknowledged.
+			for part := range tp.Partitions {
+				p, err := s.Partition(name, part)
+				if err != nil {
+					fail("topic %s partition %d: %v", name, part, err)
+				}
+				if p.EndOffset() < f.ends[part] {
+					fail("topic %s partition %d ends at %d, %d were acknowledged", name, part, p.EndOffset(), f.ends[part])
+				}
+			}
 		}
 		if !there {
 			// Gone for good: a later run must not see it back.

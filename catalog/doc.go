@@ -86,7 +86,9 @@
 // between adopts again, with the same id. A directory of a known topic
 // above its partition count grows the topic. partition.metadata files of
 // one topic that name different ids are an error
-// (ErrInconsistentTopicID), as in Kafka.
+// (ErrInconsistentTopicID), as in Kafka, and so is one that does not
+// decode (a *MetadataError naming the file and the byte): Open refuses
+// rather than guess, and removing the file lets it write a new one.
 //
 // # Topic configs
 //

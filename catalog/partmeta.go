@@ -168,7 +168,7 @@ func ReadPartitionMetadata(fsys vfs.FS, pdir string) (TopicID, error) {
 // parent (so that pdir itself survives) is the caller's.
 func WritePartitionMetadata(fsys vfs.FS, pdir string, id TopicID) error {
 	tmp := filepath.Join(pdir, metadataTempName)
-	f, err := fsys.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	f, err := fsys.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_RDWR, 0o644)
 	if err != nil {
 		return err
 	}
