@@ -3,6 +3,7 @@ package kafkaserver
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -30,10 +31,18 @@ type conn struct {
 
 	stopOnce sync.Once
 	stopping chan struct{} // closed by stopReading: Shutdown
+
+	// ctx ends when the reader stops (the client went, a bad request,
+	// Shutdown) or the server closes: long-poll fetches answer then.
+	ctx    context.Context
+	cancel context.CancelFunc
 }
 
 func newConn(s *Server, nc net.Conn) *conn {
+	ctx, cancel := context.WithCancel(s.ctx)
 	return &conn{
+		ctx:      ctx,
+		cancel:   cancel,
 		s:        s,
 		nc:       nc,
 		br:       bufio.NewReaderSize(nc, 16<<10),
@@ -91,6 +100,7 @@ func (c *conn) serve() {
 		c.writeLoop()
 	}()
 	c.readLoop()
+	c.cancel()
 	close(c.queue)
 	<-writerDone
 	c.nc.Close()

@@ -27,7 +27,7 @@ func handleFetch(s *Server, c *conn, req kmsg.Request, p *pending) error {
 		p.setErr(resp.ErrorCode)
 		return nil
 	}
-	f := &fetch{s: s, r: r, resp: resp}
+	f := &fetch{s: s, c: c, r: r, resp: resp}
 	n, parts, failed := f.build()
 	if failed || n >= int(r.MinBytes) || r.MaxWaitMillis <= 0 || len(parts) == 0 {
 		f.setErr(p)
@@ -42,6 +42,7 @@ func handleFetch(s *Server, c *conn, req kmsg.Request, p *pending) error {
 
 type fetch struct {
 	s    *Server
+	c    *conn
 	r    *kmsg.FetchRequest
 	resp *kmsg.FetchResponse
 }
@@ -111,14 +112,16 @@ func (f *fetch) build() (n int, parts []*logstore.Partition, failed bool) {
 }
 
 // wait rebuilds the response each time a partition's DurableEnd moves,
-// until it holds MinBytes, MaxWaitMillis have passed, or the server
-// shuts down. One timer, stopped when it returns; no goroutine.
+// until it holds MinBytes, MaxWaitMillis have passed, or the
+// connection's reader stops (the client went, or Shutdown). One timer, stopped when it returns; no goroutine.
 func (f *fetch) wait(parts []*logstore.Partition) {
+	f.s.longPolls.Add(1)
+	defer f.s.longPolls.Add(-1)
 	timer := time.NewTimer(time.Duration(f.r.MaxWaitMillis) * time.Millisecond)
 	defer timer.Stop()
 	cases := make([]reflect.SelectCase, len(parts)+2)
 	cases[0] = reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(timer.C)}
-	cases[1] = reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(f.s.ctx.Done())}
+	cases[1] = reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(f.c.ctx.Done())}
 	for {
 		for i, part := range parts {
 			cases[i+2] = reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(part.DurableChanged())}

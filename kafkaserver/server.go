@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/logstore/logstore"
@@ -71,6 +72,8 @@ type Server struct {
 	wg        sync.WaitGroup
 	closeOnce sync.Once
 	closeErr  error
+
+	longPolls atomic.Int64 // fetches waiting for data
 }
 
 // New returns a server of store. It opens the store's topic catalog; the
@@ -142,18 +145,34 @@ func (s *Server) Serve(ln net.Listener) error {
 			return fmt.Errorf("kafkaserver: accept: %w", err)
 		}
 		backoff = 0
-		c := newConn(s, nc)
-		s.mu.Lock()
-		if s.shutting {
-			s.mu.Unlock()
-			nc.Close()
+		if s.serveConn(nc) == nil {
 			return ErrServerClosed
 		}
-		s.conns[c] = struct{}{}
-		s.wg.Add(1)
-		s.mu.Unlock()
-		go c.serve()
 	}
+}
+
+// serveConn serves nc in goroutines of its own; nil (and nc closed)
+// when the server is shutting down.
+func (s *Server) serveConn(nc net.Conn) *conn {
+	c := newConn(s, nc)
+	s.mu.Lock()
+	if s.shutting {
+		s.mu.Unlock()
+		nc.Close()
+		return nil
+	}
+	s.conns[c] = struct{}{}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	go c.serve()
+	return c
+}
+
+// numConns is the number of connections being served.
+func (s *Server) numConns() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.conns)
 }
 
 func (s *Server) isShutting() bool {
