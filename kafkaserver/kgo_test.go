@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kversion"
 
 	"github.com/logstore/logstore"
 )
@@ -14,10 +15,22 @@ import (
 // TestKgoProduceConsume: franz-go's kgo, idempotent with acks=all, sends
 // records with unique values over 3 partitions; every value comes back
 // exactly once, at the offset kgo was acknowledged, in production order,
-// by consuming and by reading the store.
+// by consuming and by reading the store; under both sync modes and
+// with kgo capped at Kafka 2.1, 2.8 and 3.9's versions too.
 func TestKgoProduceConsume(t *testing.T) {
-	for _, mode := range []logstore.SyncMode{logstore.SyncAlways, logstore.SyncNever} {
-		t.Run(mode.String(), func(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		mode     logstore.SyncMode
+		versions *kversion.Versions
+	}{
+		{"always/stable", logstore.SyncAlways, kversion.Stable()},
+		{"never/stable", logstore.SyncNever, kversion.Stable()},
+		{"always/2.1", logstore.SyncAlways, kversion.V2_1_0()},
+		{"always/2.8", logstore.SyncAlways, kversion.V2_8_0()},
+		{"always/3.9", logstore.SyncAlways, kversion.V3_9_0()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mode := tc.mode
 			ts := startServer(t, logstore.Options{Sync: mode}, Config{})
 			ts.createTopic("kgo", 3)
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -28,6 +41,7 @@ func TestKgoProduceConsume(t *testing.T) {
 				kgo.StopProducerOnDataLossDetected(),
 				kgo.RecordPartitioner(kgo.ManualPartitioner()),
 				kgo.ProducerLinger(0),
+				kgo.MaxVersions(tc.versions),
 			)
 			if err != nil {
 				t.Fatal(err)
@@ -59,6 +73,7 @@ func TestKgoProduceConsume(t *testing.T) {
 
 			cons, err := kgo.NewClient(
 				kgo.SeedBrokers(ts.addr),
+				kgo.MaxVersions(tc.versions),
 				kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{"kgo": {
 					0: kgo.NewOffset().AtStart(), 1: kgo.NewOffset().AtStart(), 2: kgo.NewOffset().AtStart(),
 				}}),
