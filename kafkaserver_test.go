@@ -1,11 +1,17 @@
 package logstore_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -132,3 +138,76 @@ func TestKafkaProduceDoesNotHoldNextAppend(t *testing.T) {
 		}
 	}
 }
+
+// failSyncFS fails every .log fsync once fail is set.
+type failSyncFS struct {
+	vfs.FS
+	fail atomic.Bool
+}
+
+func (f *failSyncFS) OpenFile(name string, flag int, perm fs.FileMode) (vfs.File, error) {
+	file, err := f.FS.OpenFile(name, flag, perm)
+	if err != nil || !strings.HasSuffix(name, ".log") {
+		return file, err
+	}
+	return &failSyncFile{File: file, fs: f}, nil
+}
+
+type failSyncFile struct {
+	vfs.File
+	fs *failSyncFS
+}
+
+func (f *failSyncFile) Sync() error {
+	if f.fs.fail.Load() {
+		return errors.New("injected fsync failure")
+	}
+	return f.File.Sync()
+}
+
+// TestKafkaProducePoisoned: a produce whose fsync fails is answered
+// KAFKA_STORAGE_ERROR (56, on which clients retry), never success, and
+// logged; the poisoned partition answers 56 from then on.
+func TestKafkaProducePoisoned(t *testing.T) {
+	f := &failSyncFS{FS: vfs.OS}
+	s := openStore(t, t.TempDir(), logstore.Options{}.WithFS(f))
+	openPartition(t, s, "t", 0)
+	var logs bytes.Buffer
+	var mu sync.Mutex
+	srv, err := kafkaserver.New(s, kafkaserver.Config{Logger: slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return logs.Write(p)
+	}), nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	defer srv.Shutdown(context.Background())
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	f.fail.Store(true)
+	for i := range 2 {
+		req := kafkaProduce(batchOf("x"))
+		kafkaSend(t, c, req, int32(i))
+		if sp := kafkaProduceAnswer(t, c, req, int32(i)); sp.ErrorCode != 56 || sp.BaseOffset != -1 {
+			t.Fatalf("produce %d on a failing disk: %+v, want error 56", i, sp)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !strings.Contains(logs.String(), "injected fsync failure") {
+		t.Fatalf("the failure was not logged:\n%s", logs.String())
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (w writerFunc) Write(p []byte) (int, error) { return w(p) }
