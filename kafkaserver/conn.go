@@ -123,6 +123,9 @@ func (c *conn) readLoop() {
 		}
 	}()
 	for {
+		// The deadline first, then the check: a stopReading in between
+		// has closed stopping, and one after it moves the deadline to now.
+		c.nc.SetReadDeadline(time.Now().Add(c.s.cfg.IdleTimeout))
 		if c.isStopping() {
 			return
 		}
@@ -142,7 +145,8 @@ func (c *conn) readLoop() {
 	}
 }
 
-// quietReadError: the client closed the connection, or Shutdown stopped it.
+// quietReadError: the client closed the connection, or Shutdown or the
+// idle timeout stopped it.
 func quietReadError(err error) bool {
 	return errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || errors.Is(err, os.ErrDeadlineExceeded)
 }

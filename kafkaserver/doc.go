@@ -26,7 +26,8 @@
 // produce requests in flight); the reader waits beyond that.
 //
 // A write that does not finish within Config.WriteTimeout (a client that
-// does not read) closes the connection. An unknown API key, a version
+// does not read) closes the connection, and so does a client that sends
+// no request, or stops inside one, for Config.IdleTimeout. An unknown API key, a version
 // that was not advertised, a frame over the limit or one that does not
 // decode, and Produce v0-2 close the connection with one log line; a
 // panic in a handler is recovered, logged, and closes only that

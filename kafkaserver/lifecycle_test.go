@@ -115,3 +115,15 @@ func TestShutdownAnswersInFlight(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestIdleTimeout: a connection that sends nothing, or stops inside a
+// frame, is closed after the idle timeout.
+func TestIdleTimeout(t *testing.T) {
+	ts := startServer(t, logstore.Options{}, Config{IdleTimeout: 50 * time.Millisecond})
+	idle, partial := ts.dial(), ts.dial()
+	if _, err := partial.nc.Write([]byte{0, 0, 0, 100, 0, 18}); err != nil {
+		t.Fatal(err)
+	}
+	idle.expectClosed()
+	partial.expectClosed()
+}

@@ -20,6 +20,10 @@ const DefaultMaxRequestBytes = 100 << 20
 // DefaultWriteTimeout is Config.WriteTimeout when it is 0.
 const DefaultWriteTimeout = 30 * time.Second
 
+// DefaultIdleTimeout is Config.IdleTimeout when it is 0 (Kafka's
+// connections.max.idle.ms).
+const DefaultIdleTimeout = 10 * time.Minute
+
 // maxInFlight bounds the requests one connection has read and not yet
 // answered (kgo keeps up to 5 produce requests in flight).
 const maxInFlight = 8
@@ -46,6 +50,10 @@ type Config struct {
 	// does not read its responses for that long is disconnected. 0 is
 	// DefaultWriteTimeout.
 	WriteTimeout time.Duration
+	// IdleTimeout closes a connection that sends no request (or stops
+	// in the middle of one) for that long, as Kafka's
+	// connections.max.idle.ms; 0 is DefaultIdleTimeout.
+	IdleTimeout time.Duration
 	// Logger receives one line per closed-on-error connection and per
 	// failure; nil is slog.Default().
 	Logger *slog.Logger
@@ -57,7 +65,7 @@ type Server struct {
 	store *logstore.Store
 	cfg   Config
 	log   *slog.Logger
-	cat   catalog
+	cat   topicCatalog
 
 	// ctx ends at Shutdown or Close: long-poll fetches return early.
 	ctx    context.Context
@@ -87,6 +95,9 @@ func New(store *logstore.Store, cfg Config) (*Server, error) {
 	}
 	if cfg.WriteTimeout <= 0 {
 		cfg.WriteTimeout = DefaultWriteTimeout
+	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()

@@ -20,8 +20,8 @@ type topic struct {
 	Partitions int32
 }
 
-// catalog is the store's topic catalog as the server uses it.
-type catalog interface {
+// topicCatalog is the store's topic catalog as the server uses it.
+type topicCatalog interface {
 	ClusterID() string
 	Topics() []topic
 	Topic(name string) (topic, bool)
@@ -74,7 +74,7 @@ type dirCatalog struct {
 	topics map[string]topic
 }
 
-func openCatalog(store *logstore.Store) (catalog, error) {
+func openCatalog(store *logstore.Store) (topicCatalog, error) {
 	ids, err := store.Partitions()
 	if err != nil {
 		return nil, err
