@@ -150,3 +150,33 @@ func TestListOffsets(t *testing.T) {
 		}
 	}
 }
+
+// TestFetchMaxBytes: the response's MaxBytes budget is shared by the
+// partitions in order: the first batch goes out whatever its size, and a
+// partition after the budget is spent gets no records (but its high
+// watermark).
+func TestFetchMaxBytes(t *testing.T) {
+	ts := startServer(t, logstore.Options{}, Config{})
+	ts.createTopic("t", 2)
+	c := ts.dial()
+	big := string(make([]byte, 4000))
+	for p := int32(0); p < 2; p++ {
+		for range 3 {
+			if got := producePart(t, c, 9, -1, "t", p, batchOf(-1, 0, 0, big)); got.ErrorCode != 0 {
+				t.Fatal(got.ErrorCode)
+			}
+		}
+	}
+	r := fetchReq(12, "t", 0, 0, 0, 0)
+	r.MaxBytes = 1000 // less than one batch
+	rp := kmsg.NewFetchRequestTopicPartition()
+	rp.Partition, rp.PartitionMaxBytes = 1, 1<<20
+	r.Topics[0].Partitions = append(r.Topics[0].Partitions, rp)
+	resp := c.do(r).(*kmsg.FetchResponse)
+	p0, p1 := resp.Topics[0].Partitions[0], resp.Topics[0].Partitions[1]
+	one := len(batchOf(-1, 0, 0, big))
+	if len(p0.RecordBatches) != one || len(p1.RecordBatches) != 0 || p1.HighWatermark != 3 || p1.ErrorCode != 0 {
+		t.Fatalf("partition 0: %d bytes (one batch is %d), partition 1: %d bytes, hwm %d, code %d",
+			len(p0.RecordBatches), one, len(p1.RecordBatches), p1.HighWatermark, p1.ErrorCode)
+	}
+}
