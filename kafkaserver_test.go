@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/logstore/logstore"
@@ -211,3 +213,55 @@ func TestKafkaProducePoisoned(t *testing.T) {
 type writerFunc func([]byte) (int, error)
 
 func (w writerFunc) Write(p []byte) (int, error) { return w(p) }
+
+// TestKafkaProducerExpiry: a kgo idempotent producer (acks=all) idle
+// past the store's producer expiry gets 59 UNKNOWN_PRODUCER_ID for its
+// next batch, bumps its epoch, and goes on: every record is in the log
+// exactly once, in order. (With StopProducerOnDataLossDetected kgo
+// fails the batch instead: it treats 59 as data loss unless the log
+// start has passed its last acknowledged offset; sink.go.)
+func TestKafkaProducerExpiry(t *testing.T) {
+	var clock atomic.Int64
+	clock.Store(time.Now().UnixNano())
+	now := func() time.Time { return time.Unix(0, clock.Load()) }
+	s := openStore(t, t.TempDir(), logstore.Options{ProducerExpiry: time.Minute}.WithClock(now))
+	p := openPartition(t, s, "t", 0)
+	srv, err := kafkaserver.New(s, kafkaserver.Config{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	defer srv.Shutdown(context.Background())
+	cl, err := kgo.NewClient(kgo.SeedBrokers(ln.Addr().String()), kgo.DefaultProduceTopic("t"),
+		kgo.RequiredAcks(kgo.AllISRAcks()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var epochs []int16
+	for i := range 20 {
+		if i == 10 {
+			clock.Add(int64(2 * time.Minute))
+		}
+		r := &kgo.Record{Value: fmt.Appendf(nil, "v%02d", i)}
+		if err := cl.ProduceSync(ctx, r).FirstErr(); err != nil {
+			t.Fatalf("record %d: %v", i, err)
+		}
+		if r.Offset != int64(i) {
+			t.Fatalf("record %d acknowledged at offset %d", i, r.Offset)
+		}
+		epochs = append(epochs, r.ProducerEpoch)
+	}
+	if epochs[19] <= epochs[0] {
+		t.Fatalf("producer epochs %v: kgo did not bump its epoch after the expiry", epochs)
+	}
+	if end := p.EndOffset(); end != 20 {
+		t.Fatalf("log end %d, want 20", end)
+	}
+}
