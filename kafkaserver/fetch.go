@@ -65,6 +65,10 @@ func (f *fetch) build() (n int, parts []*logstore.Partition, failed bool) {
 			sp.Partition = rp.Partition
 			sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
 			sp.PreferredReadReplica = -1
+			// Empty, never null: librdkafka fails to parse a null
+			// record set ("invalid MessageSetSize -1"), and Kafka
+			// sends an empty one.
+			sp.RecordBatches = []byte{}
 			part, code := f.s.partition(rt.Topic, rp.Partition, false)
 			if code != errNone {
 				sp.ErrorCode = code
@@ -99,7 +103,7 @@ func (f *fetch) build() (n int, parts []*logstore.Partition, failed bool) {
 			case err != nil:
 				sp.ErrorCode = f.s.failureCode("fetch", part.ID(), err)
 				failed = true
-			default:
+			case len(data) > 0:
 				sp.RecordBatches = data
 				n += len(data)
 				remaining -= len(data)
