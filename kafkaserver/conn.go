@@ -12,6 +12,7 @@ import (
 	"os"
 	"runtime/debug"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -196,7 +197,8 @@ func (c *conn) writeLoop() {
 		c.nc.SetWriteDeadline(time.Now().Add(c.s.cfg.WriteTimeout))
 		if _, err := c.nc.Write(buf); err != nil {
 			failed = true
-			if !errors.Is(err, net.ErrClosed) {
+			if !errors.Is(err, net.ErrClosed) && !errors.Is(err, syscall.EPIPE) && !errors.Is(err, syscall.ECONNRESET) {
+				// Not the client's own close: a deadline, a stalled reader.
 				c.s.log.Warn("kafka connection closed: writing a response failed", "remote", c.nc.RemoteAddr().String(), "api", apiName(p.key), "err", err.Error())
 			}
 			// The reader's next read fails; it then closes the queue.
