@@ -64,19 +64,21 @@ type Partition struct {
 
 // openPartition opens the log in pdir, which exists.
 func openPartition(s *Store, id PartitionID, pdir string) (*Partition, error) {
+	// The store's options with the topic's overrides (SetTopicOptions).
+	opts := s.optionsFor(id.Topic)
 	p := &Partition{
 		id:       id,
 		store:    s,
-		mode:     s.opts.Sync,
-		maxBatch: s.opts.MaxMessageBytes,
+		mode:     opts.Sync,
+		maxBatch: opts.MaxMessageBytes,
 		// 0 unless set: recordbatch then bounds by the readers'
 		// default, recordbatch.DefaultMaxRecordsBytes.
-		maxRecords: s.opts.MaxRecordsBytes,
+		maxRecords: opts.MaxRecordsBytes,
 	}
 	if p.maxBatch == 0 {
 		p.maxBatch = segment.DefaultMaxBatchBytes
 	}
-	cfg := s.opts.segmentConfig()
+	cfg := opts.segmentConfig()
 	cfg.OnRoll = p.onRoll
 	p.now = cfg.Now
 	if p.now == nil {
