@@ -1,6 +1,9 @@
 package kafkaserver
 
 import (
+	"context"
+	"log/slog"
+	"net"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -105,6 +108,30 @@ func TestCreateTopics(t *testing.T) {
 			t.Errorf("create %q: code %d, want %d (%v)", tc.name, got.ErrorCode, tc.code, got.ErrorMessage)
 		}
 	}
+	withConfigs := func(configs map[string]string) kmsg.CreateTopicsResponseTopic {
+		r := kmsg.NewPtrCreateTopicsRequest()
+		r.Version = 7
+		rt := kmsg.NewCreateTopicsRequestTopic()
+		rt.Topic, rt.NumPartitions, rt.ReplicationFactor = "configured", 1, -1
+		for k, v := range configs {
+			cfg := kmsg.NewCreateTopicsRequestTopicConfig()
+			cfg.Name, cfg.Value = k, &v
+			rt.Configs = append(rt.Configs, cfg)
+		}
+		r.Topics = append(r.Topics, rt)
+		return c.do(r).(*kmsg.CreateTopicsResponse).Topics[0]
+	}
+	if got := withConfigs(map[string]string{"cleanup.policy": "compact"}); got.ErrorCode != errInvalidConfig {
+		t.Errorf("unknown config: code %d", got.ErrorCode)
+	}
+	if got := withConfigs(map[string]string{"retention.ms": "-7"}); got.ErrorCode != errInvalidConfig {
+		t.Errorf("invalid config value: code %d", got.ErrorCode)
+	}
+	if got := withConfigs(map[string]string{"retention.ms": "60000", "segment.bytes": "1048576"}); got.ErrorCode != 0 || got.TopicID == [16]byte{} {
+		t.Errorf("known configs: %+v", got)
+	} else if tp, _ := ts.srv.cat.Topic("configured"); tp.Configs["retention.ms"] != "60000" {
+		t.Errorf("configs not kept: %v", tp.Configs)
+	}
 	if tp, ok := ts.srv.cat.Topic("ok0"); !ok || tp.Partitions != 4 {
 		t.Errorf("-1 partitions: %+v, want DefaultPartitions", tp)
 	}
@@ -147,5 +174,52 @@ func TestInitProducerIDAndFindCoordinator(t *testing.T) {
 		if v >= 4 && (len(resp.Coordinators) != 2 || resp.Coordinators[1].Key != "h" || resp.Coordinators[1].ErrorCode != errCoordinatorNotAvailable) {
 			t.Fatalf("v%d: %+v", v, resp)
 		}
+	}
+}
+
+// TestRestartKeepsIdentity: across a restart of the server and the
+// store, the cluster id and topic ids stay, and producer ids are not
+// handed out again.
+func TestRestartKeepsIdentity(t *testing.T) {
+	dir := t.TempDir()
+	type seen struct {
+		cluster string
+		topicID [16]byte
+		pid     int64
+	}
+	run := func() seen {
+		store, err := logstore.Open(dir, logstore.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv, err := New(store, Config{AutoCreateTopics: true, Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		go srv.Serve(ln)
+		ts := &testServer{t: t, addr: ln.Addr().String()}
+		c := ts.dial()
+		m := metadata(t, c, 12, true, "kept")
+		r := kmsg.NewPtrInitProducerIDRequest()
+		r.Version = 4
+		ip := c.do(r).(*kmsg.InitProducerIDResponse)
+		if err := srv.Shutdown(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if err := store.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return seen{*m.ClusterID, m.Topics[0].TopicID, ip.ProducerID}
+	}
+	a, b := run(), run()
+	if a.cluster != b.cluster || a.topicID != b.topicID || a.topicID == [16]byte{} {
+		t.Fatalf("first run %+v, second %+v: cluster and topic ids changed", a, b)
+	}
+	if b.pid <= a.pid {
+		t.Fatalf("producer id %d after a restart, %d before", b.pid, a.pid)
 	}
 }

@@ -89,9 +89,19 @@
 // timestamp -1. Leader epoch 0. No answer names an offset at or above the
 // high watermark.
 //
-// Metadata lists one broker, node 0, at Config.Advertise or the address
-// the client connected to; it is the controller and the leader of every
-// partition (leader epoch 0, replicas and ISR [0]).
+// Topics, their ids and configs, the cluster id and producer ids are the
+// store's catalog (package catalog, opened by New): durable, so a restart
+// keeps the ids and never hands out a producer id twice. Metadata lists
+// one broker, node 0, at Config.Advertise or the address the client
+// connected to; it is the controller and the leader of every partition
+// (leader epoch 0, replicas and ISR [0]), with the catalog's cluster id
+// and topic ids (v10+). CreateTopics: a name by Kafka's rules (else 17),
+// replication factor 1 or -1 (else 38), partitions above 0 or -1 for
+// Config.DefaultPartitions (else 37), the configs the catalog supports
+// (retention.ms, retention.bytes, segment.bytes, segment.ms,
+// max.message.bytes; others and bad values 40), an existing name 36,
+// ValidateOnly. DeleteTopics by name, or by topic id (v6; unknown id
+// 100), removes the partition directories durably.
 //
 // # High watermark
 //
