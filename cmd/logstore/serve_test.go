@@ -91,7 +91,8 @@ func TestServeSIGTERM(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rec := part.Recovery(); !rec.Clean {
+		// A partition nobody wrote was never opened: no clean mark.
+		if rec := part.Recovery(); !rec.Clean && part.EndOffset() > 0 {
 			t.Errorf("partition %d was not closed cleanly: %+v", p, rec)
 		}
 		total += part.EndOffset()
