@@ -57,6 +57,9 @@ type Partition struct {
 	// stopSync and syncDone stop the background syncer of SyncInterval.
 	stopSync chan struct{}
 	syncDone chan struct{}
+
+	// durableSig wakes the waiters of DurableChanged (durablewait.go).
+	durableSig durableSignal
 }
 
 // openPartition opens the log in pdir, which exists.
@@ -142,6 +145,7 @@ func (p *Partition) Append(batch []byte) (AppendResult, error) {
 			return AppendResult{}, p.wrap("append", err)
 		}
 	}
+	p.durableSig.notify()
 	return res, nil
 }
 
@@ -391,6 +395,7 @@ func (p *Partition) Close() error {
 	}
 	err = p.closeErr
 	p.mu.Unlock()
+	p.durableSig.notify()
 	p.store.forget(p)
 	return err
 }
