@@ -212,6 +212,9 @@ func TestE2EKillAndRestart(t *testing.T) {
 			}
 		}
 	}()
+	// Stopped after the run, or by the cleanup when the test fails first.
+	stopKiller := sync.OnceFunc(func() { close(killNow); wg.Wait() })
+	t.Cleanup(stopKiller)
 	brokers := []string{p.Addr()}
 	res := produce(t, brokers, &kafkatest.Workload{Topic: topic, Records: n, MaxBuffered: 16,
 		Before: func(_ context.Context, _ *kgo.Client, i int) {
@@ -219,8 +222,7 @@ func TestE2EKillAndRestart(t *testing.T) {
 				killNow <- struct{}{}
 			}
 		}})
-	close(killNow)
-	wg.Wait()
+	stopKiller()
 	if killErr != nil {
 		t.Fatal(killErr)
 	}

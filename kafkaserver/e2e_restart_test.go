@@ -25,42 +25,39 @@ import (
 	"github.com/logstore/logstore/snapshot"
 )
 
-// pace slows a workload to about 2 ms a record, so that restarts and
-// kills land in the middle of it.
-func pace(ctx context.Context, _ *kgo.Client, _ int) {
-	select {
-	case <-ctx.Done():
-	case <-time.After(2 * time.Millisecond):
-	}
-}
-
-// every calls fn every d until stop is closed, and returns how many
-// times it ran once stop is closed and the last call ended.
-func every(d time.Duration, stop <-chan struct{}, fn func()) func() int {
+// restarter calls restart every d, want times, from a goroutine; done is
+// closed after the last. stop ends it early and waits for it; it is also
+// a cleanup of t, so a test that fails first leaves no goroutine behind.
+func restarter(t *testing.T, d time.Duration, want int, restart func() error) (done <-chan struct{}, stop func()) {
+	finished := make(chan struct{})
+	quit := make(chan struct{})
 	var wg sync.WaitGroup
-	n := 0
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		t := time.NewTicker(d)
-		defer t.Stop()
-		for {
+		for range want {
 			select {
-			case <-stop:
+			case <-quit:
 				return
-			case <-t.C:
-				fn()
-				n++
+			case <-time.After(d):
+			}
+			if err := restart(); err != nil {
+				t.Errorf("restart: %v", err)
+				return
 			}
 		}
+		close(finished)
 	}()
-	return func() int { wg.Wait(); return n }
+	stop = sync.OnceFunc(func() { close(quit); wg.Wait() })
+	t.Cleanup(stop)
+	return finished, stop
 }
 
-// TestE2EGracefulRestarts: scenario 5. The server is shut down (answering
-// what is in flight), its store closed and reopened, and the server
-// started on the same port again, every 2 s (400 ms in short mode) while
-// kgo produces; kgo reconnects and goes on.
+// TestE2EGracefulRestarts: scenario 5. Every 2 s (400 ms in short mode),
+// three times, the server is shut down (answering what is in flight), its
+// store closed and reopened, and the server started on the same port
+// again, while kgo produces at about a record a millisecond (the last
+// record waits for the last restart); kgo reconnects and goes on.
 func TestE2EGracefulRestarts(t *testing.T) {
 	t.Parallel()
 	s, p := newProxied(t, logstore.Options{SegmentBytes: 4096}, kafkaserver.Config{})
@@ -68,20 +65,30 @@ func TestE2EGracefulRestarts(t *testing.T) {
 	if testing.Short() {
 		interval = 400 * time.Millisecond
 	}
-	stop := make(chan struct{})
-	restarts := every(interval, stop, func() {
-		if err := s.restart(nil); err != nil {
-			t.Errorf("restart: %v", err)
-		}
-	})
+	const restarts = 3
+	restarted, stop := restarter(t, interval, restarts, func() error { return s.restart(nil) })
+	n := e2eRecords()
 	brokers := []string{p.Addr()}
-	res := produce(t, brokers, &kafkatest.Workload{Topic: "restarts", MaxBuffered: 16, Before: pace})
-	close(stop)
-	n := restarts()
-	t.Logf("%d restarts; proxy: %+v", n, p.Counts())
-	if n < 2 {
-		t.Fatalf("only %d restarts during the run", n)
+	res := produce(t, brokers, &kafkatest.Workload{Topic: "restarts", Records: n, MaxBuffered: 16,
+		Before: func(ctx context.Context, _ *kgo.Client, i int) {
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Millisecond):
+			}
+			if i == n-1 {
+				select {
+				case <-ctx.Done():
+				case <-restarted:
+				}
+			}
+		}})
+	stop()
+	select {
+	case <-restarted:
+	default:
+		t.Fatalf("fewer than %d restarts during the run", restarts)
 	}
+	t.Logf("%d restarts; proxy: %+v", restarts, p.Counts())
 	checkBoth(t, s, brokers, p, res)
 }
 
@@ -143,6 +150,7 @@ func TestE2ECorruptNewestSnapshot(t *testing.T) {
 		spoiled int
 		skipped int
 	)
+	t.Cleanup(wg.Wait) // before the server stops, if the test fails first
 	w := &kafkatest.Workload{Topic: topic, Records: n, MaxBuffered: 16, Before: func(ctx context.Context, _ *kgo.Client, i int) {
 		if i != n/2 {
 			return
