@@ -27,9 +27,13 @@ type Found struct {
 	Sequence int32
 }
 
-// Consume reads every partition of res's topic from its start to the high
+// Consume reads every partition of topic from its start to the high
 // watermark it has when Consume begins, with a kgo consumer
-// (ConsumePartitions, read_committed), and returns every record.
+// (ConsumePartitions, read_committed), and returns every record. It
+// knows a partition is done when it has the record just below the high
+// watermark, so a partition whose log ends with a control batch (a
+// transaction marker, which kgo never hands out) is read until ctx ends:
+// transactional checks need another end condition.
 func Consume(ctx context.Context, brokers []string, topic string, partitions int32, opts ...kgo.Opt) ([]Found, error) {
 	ends, err := listEnds(ctx, brokers, topic, partitions)
 	if err != nil {
