@@ -121,8 +121,11 @@ func New(reg prometheus.Registerer) *Metrics {
 }
 
 // Handler serves the metrics in Prometheus's text (or negotiated)
-// format, for /metrics.
+// format, for /metrics; for a nil *Metrics, a handler that answers 404.
 func (m *Metrics) Handler() http.Handler {
+	if m == nil {
+		return http.NotFoundHandler()
+	}
 	return promhttp.HandlerFor(m.gatherer, promhttp.HandlerOpts{})
 }
 

@@ -341,6 +341,11 @@ func TestNilMetrics(t *testing.T) {
 	m.ConnectionOpened()
 	m.ConnectionClosed()
 	m.WatchStore(nil)
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	if rec.Code != http.StatusNotFound {
+		t.Fatalf("Handler of nil answered %d", rec.Code)
+	}
 	if ev := m.StoreEvents(); ev != nil {
 		t.Fatalf("StoreEvents of nil: %v", ev)
 	}
