@@ -72,11 +72,12 @@ func outcomeOf(res logstore.AppendResult, err error) produceOutcome {
 // produced is called once per partition of a produce request, with the
 // batch's size.
 func (s *Server) produced(id logstore.PartitionID, o produceOutcome, bytes int) {
+	s.cfg.Metrics.ProduceBatch(metricsOutcome[o])
 	if o == outcomeDuplicate {
 		s.log.Debug("kafka produce: duplicate answered with the first copy's offsets", "partition", id.String(), "bytes", bytes)
 	}
 }
 
 // bytesRead and bytesWritten count request and response frames.
-func (s *Server) bytesRead(n int)    {}
-func (s *Server) bytesWritten(n int) {}
+func (s *Server) bytesRead(n int)    { s.cfg.Metrics.BytesIn(n) }
+func (s *Server) bytesWritten(n int) { s.cfg.Metrics.BytesOut(n) }

@@ -24,20 +24,23 @@
 //
 // Server (called by the Kafka server):
 //
-//	logstore_requests_total{api,code}            counter    requests answered, by API name (Kafka's, e.g. "Produce";
-//	                                                        "Unknown" for a key this package does not know) and error
+//	logstore_requests_total{api,code}            counter    requests answered, by API name (Kafka's spelling, e.g.
+//	                                                        "Produce", "InitProducerId"; "Unknown" for a key this
+//	                                                        package does not know) and error
 //	                                                        code (the number, "0" for none: the request's top-level
 //	                                                        code, or for Produce and Fetch the first non-zero
 //	                                                        partition code)
 //	logstore_request_duration_seconds{api}       histogram  from a request's frame being read to its response being
 //	                                                        handed to the writer (a produce's wait for its fsync and a
 //	                                                        fetch's long poll included)
-//	logstore_produce_batches_total{outcome}      counter    produced batches by outcome: ok, duplicate (a retry
-//	                                                        answered with the first copy's offsets), unknown_producer
-//	                                                        (59), out_of_order (45), fenced (47), invalid (2, 87, 48,
-//	                                                        ...), too_large (10), failed (not a refusal: the partition
-//	                                                        is closed or poisoned, or the topic unknown). Every outcome
-//	                                                        is exported from the start, at 0.
+//	logstore_produce_batches_total{outcome}      counter    produced batches (one per partition of a produce request)
+//	                                                        by outcome: ok, duplicate (a retry answered with the
+//	                                                        first copy's offsets), unknown_producer (59), out_of_order
+//	                                                        (45), fenced (47), invalid (2, 87, 32, no batch),
+//	                                                        too_large (10), open_transaction (48), failed (not a
+//	                                                        refusal: the partition is poisoned or closed),
+//	                                                        unknown_topic (3). Every outcome is exported from the
+//	                                                        start, at 0.
 //	logstore_received_bytes_total                counter    bytes of request frames read, size prefixes included
 //	logstore_sent_bytes_total                    counter    bytes of response frames written, size prefixes included
 //	logstore_connections                         gauge      client connections open

@@ -97,7 +97,7 @@ func New(reg prometheus.Registerer) *Metrics {
 	}, []string{"api"})
 	produce := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "logstore_produce_batches_total",
-		Help: "Produced record batches by outcome: ok, duplicate, unknown_producer, out_of_order, fenced, invalid, too_large, failed.",
+		Help: "Produced record batches by outcome: ok, duplicate, unknown_producer, out_of_order, fenced, invalid, too_large, open_transaction, failed, unknown_topic.",
 	}, []string{"outcome"})
 	for o := range numOutcomes {
 		m.produce[o] = produce.WithLabelValues(o.String())
@@ -160,11 +160,36 @@ func (m *Metrics) api(key int16) *apiMetrics {
 	}
 	name := "Unknown"
 	if i < len(m.apis)-1 {
-		name = kmsg.NameForKey(key)
+		name = apiName(key)
 	}
 	a := &apiMetrics{name: name, latency: m.latency.WithLabelValues(name)}
 	m.apis[i].Store(a)
 	return a
+}
+
+// kafkaNames are Kafka's own names (its ApiMessageType's, as its
+// request metrics show them) where kmsg spells an acronym in Go's way.
+var kafkaNames = map[string]string{
+	"LeaderAndISR":                 "LeaderAndIsr",
+	"SASLHandshake":                "SaslHandshake",
+	"InitProducerID":               "InitProducerId",
+	"DescribeACLs":                 "DescribeAcls",
+	"CreateACLs":                   "CreateAcls",
+	"DeleteACLs":                   "DeleteAcls",
+	"SASLAuthenticate":             "SaslAuthenticate",
+	"DescribeUserSCRAMCredentials": "DescribeUserScramCredentials",
+	"AlterUserSCRAMCredentials":    "AlterUserScramCredentials",
+	"AllocateProducerIDs":          "AllocateProducerIds",
+}
+
+// apiName is the name of API key as Kafka spells it, "Unknown" for a key
+// kmsg does not know.
+func apiName(key int16) string {
+	name := kmsg.NameForKey(key)
+	if k, ok := kafkaNames[name]; ok {
+		return k
+	}
+	return name
 }
 
 // requestCounter returns the request counter of a's API and code.

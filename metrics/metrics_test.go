@@ -228,7 +228,7 @@ func TestStoreMetrics(t *testing.T) {
 func TestProduceOutcomes(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	m := metrics.New(reg)
-	for o := metrics.OutcomeOK; o <= metrics.OutcomeFailed; o++ {
+	for o := metrics.OutcomeOK; o <= metrics.OutcomeUnknownTopic; o++ {
 		if got := sample(t, reg, "logstore_produce_batches_total", "outcome="+o.String()); got != 0 {
 			t.Fatalf("%s starts at %v", o, got)
 		}
@@ -299,6 +299,7 @@ func TestRequests(t *testing.T) {
 	m.Request(1, 1000, time.Second)
 	m.Request(999, 35, 0)
 	m.Request(-4, 35, 0)
+	m.Request(22, 0, time.Millisecond)
 	m.BytesIn(100)
 	m.BytesIn(28)
 	m.BytesOut(64)
@@ -310,7 +311,7 @@ func TestRequests(t *testing.T) {
 		want      float64
 	}{
 		{"Produce", "0", 3}, {"Produce", "59", 1}, {"ApiVersions", "0", 1},
-		{"Fetch", "-1", 1}, {"Fetch", "1000", 1}, {"Unknown", "35", 2},
+		{"Fetch", "-1", 1}, {"Fetch", "1000", 1}, {"Unknown", "35", 2}, {"InitProducerId", "0", 1},
 	} {
 		if got := sample(t, reg, "logstore_requests_total", "api="+c.api, "code="+c.code); got != c.want {
 			t.Errorf("requests{%s,%s} = %v, want %v", c.api, c.code, got, c.want)

@@ -18,9 +18,11 @@ const (
 	OutcomeUnknownProducer                // "unknown_producer": UNKNOWN_PRODUCER_ID (59)
 	OutcomeOutOfOrder                     // "out_of_order": OUT_OF_ORDER_SEQUENCE_NUMBER (45)
 	OutcomeFenced                         // "fenced": INVALID_PRODUCER_EPOCH (47)
-	OutcomeInvalid                        // "invalid": CORRUPT_MESSAGE (2), INVALID_RECORD (87), INVALID_TXN_STATE (48), ...
+	OutcomeInvalid                        // "invalid": CORRUPT_MESSAGE (2), INVALID_RECORD (87), INVALID_TIMESTAMP (32), no batch
 	OutcomeTooLarge                       // "too_large": MESSAGE_TOO_LARGE (10)
-	OutcomeFailed                         // "failed": no refusal but a failure (closed or poisoned partition, unknown topic, ...)
+	OutcomeOpenTransaction                // "open_transaction": a plain batch inside the producer's open transaction, INVALID_TXN_STATE (48)
+	OutcomeFailed                         // "failed": no refusal but a failure: the partition poisoned (KAFKA_STORAGE_ERROR, 56) or closed
+	OutcomeUnknownTopic                   // "unknown_topic": UNKNOWN_TOPIC_OR_PARTITION (3), or the topic could not be created
 	numOutcomes
 )
 
@@ -32,7 +34,9 @@ var outcomeNames = [numOutcomes]string{
 	OutcomeFenced:          "fenced",
 	OutcomeInvalid:         "invalid",
 	OutcomeTooLarge:        "too_large",
+	OutcomeOpenTransaction: "open_transaction",
 	OutcomeFailed:          "failed",
+	OutcomeUnknownTopic:    "unknown_topic",
 }
 
 // String returns the outcome's label value.
@@ -44,7 +48,9 @@ func (o Outcome) String() string {
 }
 
 // OutcomeOf classifies the result of logstore.Partition.Append (or of
-// any append that returns the same result and errors).
+// any append that returns the same result and errors, such as
+// AppendWritten). It never returns OutcomeUnknownTopic, which is the
+// caller's to know.
 func OutcomeOf(res logstore.AppendResult, err error) Outcome {
 	if err == nil {
 		if res.Duplicate {
@@ -65,6 +71,8 @@ func OutcomeOf(res logstore.AppendResult, err error) Outcome {
 		return OutcomeFenced
 	case logstore.RefusedTooLarge:
 		return OutcomeTooLarge
+	case logstore.RefusedOpenTransaction:
+		return OutcomeOpenTransaction
 	}
 	return OutcomeInvalid
 }
