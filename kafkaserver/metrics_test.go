@@ -131,6 +131,9 @@ func TestMetricsOverTheWire(t *testing.T) {
 	big := strings.Repeat("y", 3000)
 	producePart(t, c, v, -1, "metered", 0, batchOf(-1, 0, 0, big)) // too_large
 
+	if got := m.ProduceBatches(metrics.OutcomeDuplicate); got != 1 {
+		t.Errorf("ProduceBatches(duplicate) = %v, want 1", got)
+	}
 	fams := scrape(t, url)
 	for outcome, want := range map[string]float64{
 		"ok": n + 2, "duplicate": 1, "out_of_order": 1, "unknown_producer": 1, "fenced": 1,

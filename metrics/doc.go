@@ -13,6 +13,10 @@
 //	m.WatchStore(store)
 //	http.Handle("/metrics", m.Handler())
 //
+// ProduceBatches reads a produce outcome's counter back without a
+// scrape: the end-to-end tests assert on the duplicates with it (or on
+// logstore_produce_batches_total{outcome="duplicate"} over HTTP).
+//
 // A nil *Metrics is valid and records nothing, so a caller never needs
 // to check. The per-request methods take no lock and allocate nothing
 // once an API and error code have been seen (see BenchmarkRequest).

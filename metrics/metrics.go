@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/logstore/logstore"
@@ -214,6 +215,21 @@ func (m *Metrics) ProduceBatch(o Outcome) {
 		return
 	}
 	m.produce[o].Inc()
+}
+
+// ProduceBatches returns how many batches ProduceBatch has counted with
+// outcome o so far: what logstore_produce_batches_total{outcome} shows,
+// for a program or a test that checks it without scraping (the
+// end-to-end tests assert duplicates this way).
+func (m *Metrics) ProduceBatches(o Outcome) float64 {
+	if m == nil || o >= numOutcomes {
+		return 0
+	}
+	var d dto.Metric
+	if err := m.produce[o].Write(&d); err != nil {
+		return 0
+	}
+	return d.GetCounter().GetValue()
 }
 
 // BytesIn counts n bytes of request frames read from a client.

@@ -277,6 +277,12 @@ func TestProduceOutcomes(t *testing.T) {
 	if got := metrics.OutcomeOf(logstore.AppendResult{}, errors.New("other")); got != metrics.OutcomeFailed {
 		t.Fatalf("a plain error: %s", got)
 	}
+	if got := m.ProduceBatches(metrics.OutcomeOK); got != 2 {
+		t.Errorf("ProduceBatches(ok) = %v, want 2", got)
+	}
+	if got := m.ProduceBatches(metrics.OutcomeDuplicate); got != 1 {
+		t.Errorf("ProduceBatches(duplicate) = %v, want 1", got)
+	}
 	want := map[string]float64{"ok": 2, "duplicate": 1, "out_of_order": 1, "unknown_producer": 1, "fenced": 1, "invalid": 1, "too_large": 1, "failed": 1}
 	for o, n := range want {
 		if got := sample(t, reg, "logstore_produce_batches_total", "outcome="+o); got != n {
@@ -342,6 +348,9 @@ func TestNilMetrics(t *testing.T) {
 	m.ConnectionOpened()
 	m.ConnectionClosed()
 	m.WatchStore(nil)
+	if n := m.ProduceBatches(metrics.OutcomeDuplicate); n != 0 {
+		t.Fatalf("ProduceBatches of nil: %v", n)
+	}
 	rec := httptest.NewRecorder()
 	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	if rec.Code != http.StatusNotFound {
