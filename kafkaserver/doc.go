@@ -15,9 +15,7 @@
 // that come), decodes the header and the body, and runs the handler of
 // its API key (dispatch.go: handle, the one place every request passes,
 // and finished, where a request's key, version, error code and duration
-// are known once its response is complete, and counted by
-// Config.Metrics, beside the hooks of hooks.go for produce outcomes,
-// frame bytes and connections). A handler either answers at
+// are known once its response is complete). A handler either answers at
 // once or leaves its response pending in a goroutine of its own: a
 // produce waiting for its fsync (group commit) under SyncAlways, a fetch
 // waiting for data. The reader goes on to the next request meanwhile, so
