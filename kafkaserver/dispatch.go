@@ -176,6 +176,7 @@ func (s *Server) later(p *pending, fn func()) {
 // (written or not): the hook for request metrics (API key, version,
 // error code, duration).
 func (s *Server) finished(p *pending) {
+	s.cfg.Metrics.Request(p.key, p.errCode, time.Since(p.start))
 	if p.errCode != 0 && s.log.Enabled(s.ctx, levelDebug) {
 		s.log.Debug("kafka request answered with an error", "api", apiName(p.key), "version", p.version, "error_code", p.errCode, "took", time.Since(p.start))
 	}
