@@ -12,7 +12,9 @@
 // Each connection has a read goroutine and a write goroutine. The reader
 // reads one frame (int32 size, checked against Config.MaxRequestBytes
 // before anything is allocated; the buffer then grows with the bytes
-// that come), decodes the header and the body, and runs the handler of
+// that come; a request other than Produce may not exceed 1 MiB, since
+// kmsg allocates an array by its count before decoding its elements),
+// decodes the header and the body, and runs the handler of
 // its API key (dispatch.go: handle, the one place every request passes,
 // and finished, where a request's key, version, error code and duration
 // are known once its response is complete). A handler either answers at
