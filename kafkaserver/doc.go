@@ -33,7 +33,9 @@
 // API key, a version that was not advertised, a frame over the limit or
 // one that does not decode, and Produce v0-2 close the connection with
 // one log line; a panic in a handler is recovered, logged, and closes
-// only that connection. A produce with acks=0 is answered by nothing.
+// only that connection. A produce with acks=0 is answered by nothing, and closes the
+// connection when a partition failed (as Kafka does: the client has no
+// other way to learn).
 // Shutdown stops accepting, stops every reader before its next request,
 // answers the requests already read (a waiting fetch answers at once
 // with what it has), then closes the connections; Close closes them at

@@ -56,6 +56,17 @@ func handleProduce(s *Server, c *conn, req kmsg.Request, p *pending) error {
 	}
 	p.resp = resp
 	p.noResponse = r.Acks == 0
+	if r.Acks == 0 && p.errCode != errNone {
+		// The client hears of nothing else: as Kafka does, close the
+		// connection, so it refreshes its metadata and learns. The
+		// batches accepted are still made durable.
+		for _, w := range waits {
+			if w.part.Mode() == logstore.SyncAlways {
+				go w.part.WaitAcked(w.res)
+			}
+		}
+		return closeConn("acks=0 Produce refused (error %d): closing the connection, as Kafka does", p.errCode)
+	}
 	if len(waits) == 0 || waits[0].part.Mode() != logstore.SyncAlways {
 		return nil
 	}

@@ -77,7 +77,8 @@ func TestProduceOutcomes(t *testing.T) {
 
 // TestProduceAcksZero: acks=0 writes no response (the next response on
 // the connection is the next request's) but appends, and under
-// SyncAlways the batch still becomes durable (visible to fetch).
+// SyncAlways the batch still becomes durable (visible to fetch); one
+// with an error closes the connection.
 func TestProduceAcksZero(t *testing.T) {
 	ts := startServer(t, logstore.Options{}, Config{})
 	ts.createTopic("t", 1)
@@ -91,6 +92,10 @@ func TestProduceAcksZero(t *testing.T) {
 	if sp := f.Topics[0].Partitions[0]; sp.HighWatermark != 1 || len(sp.RecordBatches) == 0 {
 		t.Fatalf("fetch after acks=0: hwm %d, %d bytes", sp.HighWatermark, len(sp.RecordBatches))
 	}
+	// A refused acks=0 produce closes the connection, as Kafka does: the
+	// client has no other way to learn.
+	c.send(produceReq(9, 0, "nope", 0, batchOf(-1, 0, 0, "a")))
+	c.expectClosed()
 }
 
 // TestProduceAutoCreate: with AutoCreateTopics, a produce to an unknown
