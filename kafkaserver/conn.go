@@ -176,6 +176,7 @@ func (c *conn) readFrame() ([]byte, error) {
 		}
 		return nil, err
 	}
+	c.s.bytesRead(4 + int(n))
 	return buf.Bytes(), nil
 }
 
@@ -195,7 +196,9 @@ func (c *conn) writeLoop() {
 		}
 		buf = appendResponse(buf[:0], p)
 		c.nc.SetWriteDeadline(time.Now().Add(c.s.cfg.WriteTimeout))
-		if _, err := c.nc.Write(buf); err != nil {
+		n, err := c.nc.Write(buf)
+		c.s.bytesWritten(n)
+		if err != nil {
 			failed = true
 			if !errors.Is(err, net.ErrClosed) && !errors.Is(err, syscall.EPIPE) && !errors.Is(err, syscall.ECONNRESET) {
 				// Not the client's own close: a deadline, a stalled reader.

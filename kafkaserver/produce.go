@@ -103,6 +103,7 @@ func (s *Server) produceOne(topicName string, sp *kmsg.ProduceResponseTopicParti
 	part, code := s.partition(topicName, sp.Partition, true)
 	if code != errNone {
 		sp.ErrorCode = code
+		s.produced(logstore.PartitionID{Topic: topicName, Partition: sp.Partition}, outcomeUnknownTopic, len(records))
 		return ackWait{}, false
 	}
 	sp.LogStartOffset = part.StartOffset()
@@ -110,10 +111,12 @@ func (s *Server) produceOne(topicName string, sp *kmsg.ProduceResponseTopicParti
 		sp.ErrorCode = errInvalidRecord
 		msg := "the produce request has no record batch for this partition"
 		sp.ErrorMessage = &msg
+		s.produced(part.ID(), outcomeInvalid, 0)
 		return ackWait{}, false
 	}
 	stampLeaderEpoch(records)
 	res, err := part.AppendWritten(records)
+	s.produced(part.ID(), outcomeOf(res, err), len(records))
 	if err != nil {
 		var refused *logstore.RefusedError
 		if errors.As(err, &refused) {
