@@ -181,3 +181,23 @@ func TestOtherRequestSizeLimit(t *testing.T) {
 		t.Fatalf("a 1 MiB produce: code %d, want 10 (max.message.bytes), not a closed connection", p.ErrorCode)
 	}
 }
+
+// TestHandlerPanic: a handler that panics (a bug) closes only its
+// connection, with a log line; the server goes on.
+func TestHandlerPanic(t *testing.T) {
+	ts := startServer(t, logstore.Options{}, Config{})
+	a := apiByKey[10]
+	saved := a.handle
+	a.handle = func(*Server, *conn, kmsg.Request, *pending) error { panic("test panic") }
+	defer func() { a.handle = saved }()
+	c := ts.dial()
+	r := kmsg.NewPtrFindCoordinatorRequest()
+	c.send(r)
+	c.expectClosed()
+	if !strings.Contains(ts.logs.String(), "test panic") {
+		t.Fatalf("no log line:\n%s", ts.logs.String())
+	}
+	if resp := apiVersions(t, ts.dial(), 3); resp.ErrorCode != 0 {
+		t.Fatal("server stopped serving")
+	}
+}
