@@ -175,10 +175,14 @@ func refusalCode(r *logstore.RefusedError) int16 {
 // code: a poisoned or failing partition answers KAFKA_STORAGE_ERROR, on
 // which clients retry; a partition closed under the request (its topic
 // deleted, the store closing) NOT_LEADER_OR_FOLLOWER, on which they
-// refresh their metadata.
+// refresh their metadata; a partition of a topic being deleted,
+// UNKNOWN_TOPIC_OR_PARTITION.
 func (s *Server) failureCode(op string, id logstore.PartitionID, err error) int16 {
 	if errors.Is(err, logstore.ErrClosed) {
 		return errNotLeaderOrFollower
+	}
+	if errors.Is(err, logstore.ErrTopicDeleting) {
+		return errUnknownTopicOrPartition
 	}
 	if errors.Is(err, segment.ErrPoisoned) {
 		s.log.Error("kafka "+op+": partition failed", "partition", id.String(), "err", err.Error())
@@ -208,6 +212,10 @@ func (s *Server) partition(topicName string, partition int32, create bool) (*log
 	part, err := s.store.Partition(topicName, partition)
 	if err != nil {
 		return nil, s.failureCode("open", logstore.PartitionID{Topic: topicName, Partition: partition}, err)
+	}
+	if t2, ok := s.cat.Topic(topicName); !ok || t2.ID != t.ID {
+		// Deleted (or deleted and created again) since the lookup.
+		return nil, errUnknownTopicOrPartition
 	}
 	return part, errNone
 }
