@@ -68,8 +68,10 @@
 // size, magic, codec), 2 CORRUPT_MESSAGE; a bad timestamp, 32; any other
 // invalid batch (more than one batch, control batch, bad record), 87
 // INVALID_RECORD with the reason in ErrorMessage (v8+); larger than
-// max.message.bytes, 10 MESSAGE_TOO_LARGE; a non-transactional batch in
-// an open transaction, 48. An unknown topic or partition is 3 (or the
+// max.message.bytes, 10 MESSAGE_TOO_LARGE; a transactional batch (there
+// is no transaction coordinator, so no transaction can be begun or
+// ended), or a non-transactional batch in an open transaction, 48
+// INVALID_TXN_STATE. An unknown topic or partition is 3 (or the
 // topic is created, with Config.AutoCreateTopics). A partition that
 // failed (an I/O error poisoned it) answers 56 KAFKA_STORAGE_ERROR and
 // is logged; one closed under the request, 6 NOT_LEADER_OR_FOLLOWER.

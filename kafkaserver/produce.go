@@ -114,6 +114,19 @@ func (s *Server) produceOne(topicName string, sp *kmsg.ProduceResponseTopicParti
 		s.produced(part.ID(), outcomeInvalid, 0)
 		return ackWait{}, false
 	}
+	if len(records) >= recordbatch.HeaderSize && records[16] == 2 && recordbatch.Batch(records).Attributes().Transactional() {
+		// No transaction coordinator: no transaction can have been
+		// begun (AddPartitionsToTxn), and nothing could ever end one,
+		// so its records would stay undecided (and the last stable
+		// offset could not be the high watermark). Kafka answers a
+		// transactional batch for a partition outside any transaction
+		// so too.
+		sp.ErrorCode = errInvalidTxnState
+		msg := "logstore has no transaction coordinator yet: transactional batches are refused"
+		sp.ErrorMessage = &msg
+		s.produced(part.ID(), outcomeOpenTransaction, len(records))
+		return ackWait{}, false
+	}
 	stampLeaderEpoch(records)
 	res, err := part.AppendWritten(records)
 	s.produced(part.ID(), outcomeOf(res, err), len(records))

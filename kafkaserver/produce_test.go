@@ -6,6 +6,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/logstore/logstore"
+	"github.com/logstore/logstore/recordbatch"
 )
 
 func producePart(t *testing.T, c *rawClient, version, acks int16, topic string, partition int32, batch []byte) kmsg.ProduceResponseTopicPartition {
@@ -51,6 +52,16 @@ func TestProduceOutcomes(t *testing.T) {
 		big[i] = string(make([]byte, 100))
 	}
 	check("too large", producePart(t, c, v, -1, "t", 0, batchOf(-1, 0, 0, big...)), errMessageTooLarge, -1)
+	txn := recordbatch.NewBuilder(0)
+	txn.ProducerID, txn.ProducerEpoch, txn.BaseSequence, txn.Transactional = 9, 0, 0, true
+	if err := txn.Append(1_700_000_000_000, nil, []byte("t"), nil); err != nil {
+		t.Fatal(err)
+	}
+	txnBatch, err := txn.AppendTo(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("transactional", producePart(t, c, v, -1, "t", 0, txnBatch), errInvalidTxnState, -1)
 	check("acks=2", producePart(t, c, v, 2, "t", 0, batchOf(-1, 0, 0, "x")), errInvalidRequiredAcks, -1)
 	unknown := producePart(t, c, v, -1, "nope", 0, batchOf(-1, 0, 0, "x"))
 	if unknown.ErrorCode != errUnknownTopicOrPartition {
