@@ -146,10 +146,11 @@ func (c *conn) readLoop() {
 	}
 }
 
-// quietReadError: the client closed the connection, or Shutdown or the
-// idle timeout stopped it.
+// quietReadError: the client closed (or reset) the connection, or
+// Shutdown or the idle timeout stopped it.
 func quietReadError(err error) bool {
-	return errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || errors.Is(err, os.ErrDeadlineExceeded)
+	return errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || errors.Is(err, os.ErrDeadlineExceeded) ||
+		errors.Is(err, syscall.ECONNRESET)
 }
 
 // readFrame reads one request frame: int32 size, then size bytes. The
