@@ -12,6 +12,7 @@ import (
 	"github.com/logstore/logstore"
 	"github.com/logstore/logstore/internal/kafkatest"
 	"github.com/logstore/logstore/kafkaserver"
+	"github.com/logstore/logstore/metrics"
 )
 
 // TestE2EProducerExpiry: the store forgets a producer idle for a second.
@@ -46,6 +47,9 @@ func TestE2EProducerExpiry(t *testing.T) {
 	t.Logf("kgo saw data loss %d times; proxy: %+v", res.DataLoss, c)
 	if c.ProduceErrors[59] == 0 {
 		t.Fatalf("no Produce answer was 59 UNKNOWN_PRODUCER_ID: %v", c.ProduceErrors)
+	}
+	if got := s.outcome(metrics.OutcomeUnknownProducer); got != float64(c.ProduceErrors[59]) {
+		t.Fatalf("the server counted %v unknown-producer refusals, the proxy saw %d answers of 59", got, c.ProduceErrors[59])
 	}
 	if c.ProduceErrors[45] != 0 {
 		t.Fatalf("%d answers were 45 OUT_OF_ORDER_SEQUENCE_NUMBER, not 59", c.ProduceErrors[45])

@@ -24,6 +24,7 @@ import (
 	"github.com/logstore/logstore"
 	"github.com/logstore/logstore/internal/kafkatest"
 	"github.com/logstore/logstore/kafkaserver"
+	"github.com/logstore/logstore/metrics"
 )
 
 // e2eRecords is the workload's size: short mode shrinks it.
@@ -120,6 +121,14 @@ func newInProcess(t *testing.T, opts logstore.Options, cfg kafkaserver.Config) *
 func launch(t *testing.T, addr string, opts logstore.Options, cfg kafkaserver.Config) *inProcess {
 	t.Helper()
 	s := &inProcess{t: t, dir: t.TempDir(), addr: addr, opts: opts, cfg: cfg, logs: &lockedBuffer{}}
+	if s.cfg.Metrics == nil {
+		// One Metrics for every start, so the counts add up across
+		// restarts.
+		s.cfg.Metrics = metrics.New(nil)
+		if s.opts.Events == nil {
+			s.opts.Events = s.cfg.Metrics.StoreEvents()
+		}
+	}
 	if s.cfg.Logger == nil {
 		s.cfg.Logger = slog.New(slog.NewTextHandler(s.logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	}
@@ -190,6 +199,12 @@ func (s *inProcess) restart(between func(dir string)) error {
 		between(s.dir)
 	}
 	return s.start()
+}
+
+// outcome is the server's count of produced batches with outcome o
+// (logstore_produce_batches_total), over every start.
+func (s *inProcess) outcome(o metrics.Outcome) float64 {
+	return s.cfg.Metrics.ProduceBatches(o)
 }
 
 // store returns the open store (nil while stopped).
