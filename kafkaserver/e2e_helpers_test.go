@@ -32,7 +32,7 @@ func e2eRecords() int {
 	if testing.Short() {
 		return 600
 	}
-	return 3000
+	return 2000
 }
 
 // freeAddr returns a loopback host:port that was free a moment ago, for a
