@@ -23,8 +23,11 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net/http"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -39,11 +42,12 @@ import (
 
 // childSpec is how the child serves.
 type childSpec struct {
-	CLI          string // the logstore binary
-	Dir          string
-	Listen       string
-	Advertise    string
-	SegmentBytes int64
+	CLI           string // the logstore binary
+	Dir           string
+	Listen        string
+	Advertise     string
+	MetricsListen string
+	SegmentBytes  int64
 }
 
 // serveCLI builds cmd/logstore into dir and returns its path if it has a
@@ -80,7 +84,8 @@ type child struct {
 // line on stdout).
 func (c *child) start() error {
 	cmd := exec.Command(c.spec.CLI, "serve", "--dir", c.spec.Dir, "--listen", c.spec.Listen,
-		"--advertise", c.spec.Advertise, "--segment-bytes", fmt.Sprint(c.spec.SegmentBytes), "--sync", "always")
+		"--advertise", c.spec.Advertise, "--metrics-listen", c.spec.MetricsListen,
+		"--segment-bytes", fmt.Sprint(c.spec.SegmentBytes), "--sync", "always")
 	cmd.Stderr = c.stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -144,6 +149,42 @@ func (c *child) stop() error {
 	return nil
 }
 
+// recoveryCounters are the store's metrics that say what reopening a
+// partition did; each child's count starts at 0, so the test adds them
+// up over the children's lives.
+var recoveryCounters = []string{
+	`logstore_partition_opens_total{recovery="recovered"}`,
+	"logstore_recovery_snapshots_loaded_total",
+	"logstore_recovery_snapshots_skipped_total",
+	"logstore_recovery_replayed_batches_total",
+	"logstore_segment_rolls_total",
+}
+
+// scrape reads the child's /metrics and adds the recoveryCounters to sum.
+func (c *child) scrape(sum map[string]float64) error {
+	resp, err := http.Get("http://" + c.spec.MetricsListen + "/metrics")
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET /metrics: %s", resp.Status)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		name, value, ok := strings.Cut(sc.Text(), " ")
+		if !ok || !slices.Contains(recoveryCounters, name) {
+			continue
+		}
+		v, err := strconv.ParseFloat(value, 64)
+		if err != nil {
+			return fmt.Errorf("metric %s: %w", name, err)
+		}
+		sum[name] += v
+	}
+	return sc.Err()
+}
+
 func TestE2EKillAndRestart(t *testing.T) {
 	t.Parallel()
 	const topic = "kill9"
@@ -153,7 +194,8 @@ func TestE2EKillAndRestart(t *testing.T) {
 	if cli == "" {
 		t.Skip(why)
 	}
-	c := &child{stderr: &lockedBuffer{}, spec: childSpec{CLI: cli, Dir: t.TempDir(), Listen: addr, Advertise: p.Addr(), SegmentBytes: 2048}}
+	c := &child{stderr: &lockedBuffer{}, spec: childSpec{CLI: cli, Dir: t.TempDir(), Listen: addr, Advertise: p.Addr(),
+		MetricsListen: freeAddr(t), SegmentBytes: 2048}}
 	if err := c.start(); err != nil {
 		t.Fatal(err)
 	}
@@ -178,6 +220,7 @@ func TestE2EKillAndRestart(t *testing.T) {
 		wg             sync.WaitGroup
 		kills, spoiled int
 		killErr        error
+		recovery       = make(map[string]float64)
 	)
 	wg.Add(1)
 	go func() {
@@ -196,6 +239,9 @@ func TestE2EKillAndRestart(t *testing.T) {
 				time.Sleep(5 * time.Millisecond)
 			}
 			time.Sleep(time.Duration(rng.IntN(20)) * time.Millisecond)
+			if killErr = c.scrape(recovery); killErr != nil {
+				continue
+			}
 			killErr = c.kill()
 			p.SetRules(kafkatest.Rules{})
 			if killErr != nil {
@@ -234,6 +280,19 @@ func TestE2EKillAndRestart(t *testing.T) {
 		t.Fatalf("%d answers swallowed before kills, and no retry after a restart was answered as a duplicate", c.ProduceDropped)
 	}
 	consumeAndVerify(t, brokers, p, res)
+	if err := c.scrape(recovery); err != nil {
+		t.Fatal(err)
+	}
+	// The children reopened partitions their predecessor left without a
+	// clean close, loaded snapshots, skipped the spoiled ones, and
+	// replayed the log after the snapshot they loaded; the tiny segments
+	// rolled mid-run.
+	t.Logf("over the children's lives: %v", recovery)
+	for _, name := range recoveryCounters {
+		if recovery[name] == 0 {
+			t.Errorf("%s is 0 over every child's life", name)
+		}
+	}
 	if err := c.stop(); err != nil {
 		t.Fatal(err)
 	}
