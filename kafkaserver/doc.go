@@ -67,7 +67,12 @@
 // older epoch, 47 INVALID_PRODUCER_EPOCH; bytes that do not decode (CRC,
 // size, magic, codec), 2 CORRUPT_MESSAGE; a bad timestamp, 32; any other
 // invalid batch (more than one batch, control batch, bad record), 87
-// INVALID_RECORD with the reason in ErrorMessage (v8+); larger than
+// INVALID_RECORD with the reason in ErrorMessage (v8+) and, when the
+// check names a record (one that does not decode, whose offset delta is
+// wrong, or that the header claims and the batch lacks), its index in
+// the batch and the reason in RecordErrors (v8+; BatchIndex,
+// BatchIndexErrorMessage), as Kafka lists the records its validation
+// refused; larger than
 // max.message.bytes, 10 MESSAGE_TOO_LARGE; a transactional batch (there
 // is no transaction coordinator, so no transaction can be begun or
 // ended), or a non-transactional batch in an open transaction, 48

@@ -136,6 +136,7 @@ func (s *Server) produceOne(topicName string, sp *kmsg.ProduceResponseTopicParti
 			sp.ErrorCode = refusalCode(refused)
 			msg := refused.Reason
 			sp.ErrorMessage = &msg
+			sp.ErrorRecords = recordErrors(sp.ErrorCode, refused)
 		} else {
 			sp.ErrorCode = s.failureCode("produce", part.ID(), err)
 		}
