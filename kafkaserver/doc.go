@@ -95,7 +95,11 @@
 // (Partition.DurableChanged), with one timer that it stops.
 //
 // ListOffsets: -2 and -4 the log start; -1 the high watermark; -3 (v7+)
-// the largest timestamp and the last offset of the batch that has it;
+// the largest timestamp and the offset of the record that has it (the
+// first of equals, in the earliest batch that has it; the first record
+// of a LogAppendTime batch), as Kafka 3.8+ answers (KAFKA-16310); when
+// that record is at or above the high watermark, offset and timestamp
+// -1, as Kafka answers, not an earlier record;
 // t >= 0 the first offset whose record timestamp is >= t, by the
 // segments' time indexes, with that record's timestamp; else offset and
 // timestamp -1. Leader epoch 0. No answer names an offset at or above the
