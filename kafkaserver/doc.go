@@ -79,7 +79,10 @@
 // INVALID_TXN_STATE. An unknown topic or partition is 3 (or the
 // topic is created, with Config.AutoCreateTopics). A partition that
 // failed (an I/O error poisoned it) answers 56 KAFKA_STORAGE_ERROR and
-// is logged; one closed under the request, 6 NOT_LEADER_OR_FOLLOWER.
+// is logged; one closed under the request by the store's closing, 6
+// NOT_LEADER_OR_FOLLOWER; one of a topic deleted (or being deleted)
+// under the request, 3, as Kafka answers for a partition of a deleted
+// topic (Fetch and ListOffsets answer so too).
 // LogStartOffset is in every partition's answer, errors included;
 // LogAppendTime is -1. The server stamps PartitionLeaderEpoch 0 into each
 // batch it appends (bytes 12-15, outside the CRC), as a leader does.
@@ -118,6 +121,15 @@
 // max.message.bytes; others and bad values 40), an existing name 36,
 // ValidateOnly. DeleteTopics by name, or by topic id (v6; unknown id
 // 100), removes the partition directories durably.
+//
+// Only the catalog makes partition directories (CreateTopics, automatic
+// creation). Produce, Fetch and ListOffsets look the topic up in the
+// catalog and open its partition with logstore.Store.ExistingPartition,
+// which never makes a directory: a request that races with a
+// DeleteTopics cannot bring the deleted topic's directory back (it
+// would be adopted as a topic again at the next start). Such a request
+// answers 3; Metadata waits for a deletion in progress (the catalog
+// holds its lock through it) and then lists the topic no more.
 //
 // # High watermark
 //
