@@ -52,11 +52,22 @@
 //	 1   Fetch            4-12      no sessions (SessionID 0; a request with a session id: 70)
 //	 2   ListOffsets      1-8
 //	 3   Metadata         0-12
-//	10   FindCoordinator  0-4       15 COORDINATOR_NOT_AVAILABLE for every key (no groups, no transactions)
+//	10   FindCoordinator  0-4       groups: 15 COORDINATOR_NOT_AVAILABLE (no group coordinator yet);
+//	                                transactional ids: 53 (see below)
 //	18   ApiVersions      0-4       above 4: a v0 body, error 35, only key 18's range (KIP-511)
 //	19   CreateTopics     0-7
 //	20   DeleteTopics     0-6
-//	22   InitProducerId   0-4       with a transactional id: 15 (no transaction coordinator)
+//	22   InitProducerId   0-4       with a transactional id: 53 TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+//
+// There is no transaction coordinator, and no transaction can be begun:
+// a transactional id is refused with TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+// (53), by FindCoordinator (key type 1) and by InitProducerId. It is the
+// only answer of a Kafka broker that refuses a transactional id for good
+// (Kafka 4 gives it to a principal without rights on the id); clients
+// (kgo, the Java client, librdkafka) treat it as fatal, so a
+// transactional producer fails at once with a clear error instead of
+// retrying COORDINATOR_NOT_AVAILABLE (15), Kafka's answer while its
+// coordinator is not up yet, until its timeouts run out.
 //
 // Every other key closes the connection. Produce answers each partition
 // with the store's typed outcome: accepted, error 0 and the base offset;
