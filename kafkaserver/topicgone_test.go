@@ -239,3 +239,25 @@ func TestDeleteTopicsRace(t *testing.T) {
 		}
 	}
 }
+
+// TestLongPollOfDeletedTopic: a fetch waiting for data on a partition
+// whose topic is deleted is woken by the partition's closing and answers
+// UNKNOWN_TOPIC_OR_PARTITION at once, not after its MaxWaitMillis (ten
+// minutes here: a fetch left waiting would hang the test).
+func TestLongPollOfDeletedTopic(t *testing.T) {
+	ts := startServer(t, logstore.Options{}, Config{})
+	ts.createTopic("t", 1)
+	c := ts.dial()
+	r := fetchReq(12, "t", 0, 0, 10*60*1000, 1)
+	corr := c.send(r)
+	waitFor(t, "the fetch to wait", func() bool { return ts.srv.longPolls.Load() == 1 })
+	if _, err := ts.srv.cat.DeleteTopic("t"); err != nil {
+		t.Fatal(err)
+	}
+	if code := partitionCode(c.read(r, corr)); code != errUnknownTopicOrPartition {
+		t.Fatalf("long poll of a deleted topic: code %d, want %d", code, errUnknownTopicOrPartition)
+	}
+	if dirs := topicDirs(t, ts, "t"); len(dirs) != 0 {
+		t.Fatalf("directories of the deleted topic: %v", dirs)
+	}
+}
