@@ -3,8 +3,7 @@ package kafkaserver
 import "github.com/twmb/franz-go/pkg/kmsg"
 
 // errTransactionalIDAuthorizationFailed is Kafka's
-// TRANSACTIONAL_ID_AUTHORIZATION_FAILED (53); kept out of errors.go's
-// aligned block so that block's lines stay as they are.
+// TRANSACTIONAL_ID_AUTHORIZATION_FAILED (53).
 const errTransactionalIDAuthorizationFailed int16 = 53
 
 // coordinatorTransaction is FindCoordinator's key type of a
