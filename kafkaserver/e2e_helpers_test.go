@@ -21,6 +21,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/logstore/logstore"
 	"github.com/logstore/logstore/internal/kafkatest"
 	"github.com/logstore/logstore/kafkaserver"
@@ -258,15 +260,16 @@ func produce(t *testing.T, brokers []string, w *kafkatest.Workload) *kafkatest.R
 }
 
 // consumeAndVerify checks res by consuming every partition through
-// brokers, with no fault rules on p (when set).
-func consumeAndVerify(t *testing.T, brokers []string, p *kafkatest.Proxy, res *kafkatest.Result) {
+// brokers, with no fault rules on p (when set) and the consumer's extra
+// kgo options opts.
+func consumeAndVerify(t *testing.T, brokers []string, p *kafkatest.Proxy, res *kafkatest.Result, opts ...kgo.Opt) {
 	t.Helper()
 	if p != nil {
 		p.SetRules(kafkatest.Rules{})
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	found, err := kafkatest.Consume(ctx, brokers, res.Topic, res.Partitions)
+	found, err := kafkatest.Consume(ctx, brokers, res.Topic, res.Partitions, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,11 +297,11 @@ func scanAndVerify(t *testing.T, dir string, res *kafkatest.Result) {
 	}
 }
 
-// checkBoth consumes through the running server, then stops it and scans
-// its store.
-func checkBoth(t *testing.T, s *inProcess, brokers []string, p *kafkatest.Proxy, res *kafkatest.Result) {
+// checkBoth consumes through the running server (with the consumer's
+// extra kgo options opts), then stops it and scans its store.
+func checkBoth(t *testing.T, s *inProcess, brokers []string, p *kafkatest.Proxy, res *kafkatest.Result, opts ...kgo.Opt) {
 	t.Helper()
-	consumeAndVerify(t, brokers, p, res)
+	consumeAndVerify(t, brokers, p, res, opts...)
 	if err := s.stop(); err != nil {
 		t.Fatal(err)
 	}
