@@ -598,8 +598,8 @@ func (c *Catalog) adoptStray(name string, partitions int32) error {
 }
 
 // createDirs is steps 2 and 3 of CreateTopic: the configs on the store,
-// then the directories, each with its partition.metadata, then the store
-// directory synced. Directories of the name that exist already (made
+// then the directories, the store directory synced, then each
+// directory's partition.metadata. Directories of the name that exist already (made
 // outside the catalog since Open) are taken as they are; one naming
 // another topic id is an error.
 func (c *Catalog) createDirs(t Topic, opts logstore.TopicOptions) error {

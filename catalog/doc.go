@@ -57,6 +57,11 @@
 //     directory);
 //  4. commit the entry as "ready".
 //
+// Before 1, directories of the name that something made outside the
+// catalog since Open (logstore.Store.Partition of an unknown topic) are
+// adopted as Open adopts them, and the creation is refused with
+// ErrTopicExists instead of mixing them into a new topic.
+//
 // A crash before 1 leaves nothing (no directory is made before it). A
 // crash after 1 and before 4 leaves a "creating" entry and some
 // directories: Open deletes them (logstore.Store.DeleteTopic) and the
