@@ -8,7 +8,6 @@ package kafkaserver_test
 // store's files once the server is closed.
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -25,6 +24,7 @@ import (
 
 	"github.com/logstore/logstore"
 	"github.com/logstore/logstore/internal/kafkatest"
+	"github.com/logstore/logstore/internal/testutil"
 	"github.com/logstore/logstore/kafkaserver"
 	"github.com/logstore/logstore/metrics"
 )
@@ -78,24 +78,6 @@ func listenOn(addr string) (net.Listener, error) {
 	return nil, err
 }
 
-// lockedBuffer is a log sink the server's goroutines write to.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
 // inProcess is a kafkaserver.Server over a store in dir, on a fixed
 // address, that can be stopped (Shutdown, then the store closed) and
 // started again on the same port.
@@ -105,7 +87,7 @@ type inProcess struct {
 	addr string
 	opts logstore.Options
 	cfg  kafkaserver.Config
-	logs *lockedBuffer
+	logs *testutil.LockedBuffer
 
 	mu     sync.Mutex
 	st     *logstore.Store
@@ -122,7 +104,7 @@ func newInProcess(t *testing.T, opts logstore.Options, cfg kafkaserver.Config) *
 // launch starts an in-process server on addr, stopped at the test's end.
 func launch(t *testing.T, addr string, opts logstore.Options, cfg kafkaserver.Config) *inProcess {
 	t.Helper()
-	s := &inProcess{t: t, dir: t.TempDir(), addr: addr, opts: opts, cfg: cfg, logs: &lockedBuffer{}}
+	s := &inProcess{t: t, dir: t.TempDir(), addr: addr, opts: opts, cfg: cfg, logs: &testutil.LockedBuffer{}}
 	if s.cfg.Metrics == nil {
 		// One Metrics for every start, so the counts add up across
 		// restarts.

@@ -72,7 +72,7 @@ func serveCLI(t *testing.T, dir string) string {
 // child is the server process of TestE2EKillAndRestart.
 type child struct {
 	spec    childSpec
-	stderr  *lockedBuffer
+	stderr  *testutil.LockedBuffer
 	cmd     *exec.Cmd     // nil while stopped
 	exited  chan struct{} // closed when cmd has exited
 	waitErr error         // cmd's exit, once exited is closed
@@ -189,7 +189,7 @@ func TestE2EKillAndRestart(t *testing.T) {
 	addr := freeAddr(t)
 	p := behindProxy(t, addr)
 	cli := serveCLI(t, t.TempDir())
-	c := &child{stderr: &lockedBuffer{}, spec: childSpec{CLI: cli, Dir: t.TempDir(), Listen: addr, Advertise: p.Addr(),
+	c := &child{stderr: &testutil.LockedBuffer{}, spec: childSpec{CLI: cli, Dir: t.TempDir(), Listen: addr, Advertise: p.Addr(),
 		MetricsListen: freeAddr(t), SegmentBytes: 2048}}
 	if err := c.start(); err != nil {
 		t.Fatal(err)
