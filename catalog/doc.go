@@ -17,7 +17,9 @@
 // random version 4 UUID as 22 base64url characters like Kafka's; the
 // first producer id not yet reserved, 8 bytes big-endian) and bucket
 // "topics" (name -> JSON {id, partitions, configs, state}, state one of
-// "creating", "ready", "deleting").
+// "creating", "ready", "deleting"). Open refuses a catalog.db it cannot
+// read (an unknown format version, an entry that does not decode) with an
+// error naming the file that matches ErrDamaged.
 //
 // partition.metadata is exactly what Kafka writes
 // (PartitionMetadataFile): "version: 0\ntopic_id: <id>" with no newline at
