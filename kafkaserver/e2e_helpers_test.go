@@ -251,15 +251,8 @@ func consumeAndVerify(t *testing.T, brokers []string, p *kafkatest.Proxy, res *k
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	found, err := kafkatest.Consume(ctx, brokers, res.Topic, res.Partitions, opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := kafkatest.Verify(res, found); err != nil {
+	if err := kafkatest.ConsumeAndVerify(ctx, brokers, res, opts...); err != nil {
 		t.Fatalf("consumed: %v", err)
-	}
-	if len(found) != len(res.Records) {
-		t.Fatalf("consumed %d records, produced %d", len(found), len(res.Records))
 	}
 }
 
@@ -267,15 +260,8 @@ func consumeAndVerify(t *testing.T, brokers []string, p *kafkatest.Proxy, res *k
 // may have the store open.
 func scanAndVerify(t *testing.T, dir string, res *kafkatest.Result) {
 	t.Helper()
-	found, err := kafkatest.ScanStore(dir, res.Topic, res.Partitions)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := kafkatest.Verify(res, found); err != nil {
+	if err := kafkatest.ScanAndVerify(dir, res); err != nil {
 		t.Fatalf("scanned: %v", err)
-	}
-	if len(found) != len(res.Records) {
-		t.Fatalf("scanned %d records, produced %d", len(found), len(res.Records))
 	}
 }
 
