@@ -114,7 +114,7 @@ func Open(store *logstore.Store) (*Catalog, error) {
 func openBolt(path string) (db *bolt.DB, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			db, err = nil, fmt.Errorf("the file is damaged: %v", r)
+			db, err = nil, fmt.Errorf("%w: bbolt: %v", ErrDamaged, r)
 		}
 	}()
 	return bolt.Open(path, 0o644, &bolt.Options{Timeout: 10 * time.Second})
@@ -137,7 +137,7 @@ func (c *Catalog) load() error {
 				return err
 			}
 		} else if len(v) != 1 || v[0] != formatVersion {
-			return fmt.Errorf("format version %v, this build reads %d", v, formatVersion)
+			return fmt.Errorf("%w: format version %v, this build reads %d", ErrDamaged, v, formatVersion)
 		}
 		if v := meta.Get(keyClusterID); v != nil {
 			c.clusterID = string(v)
@@ -153,7 +153,7 @@ func (c *Catalog) load() error {
 		}
 		if v := meta.Get(keyNextPID); v != nil {
 			if len(v) != 8 || int64(binary.BigEndian.Uint64(v)) < 0 {
-				return fmt.Errorf("the producer id reservation %x is not a non-negative 64-bit integer", v)
+				return fmt.Errorf("%w: the producer id reservation %x is not a non-negative 64-bit integer", ErrDamaged, v)
 			}
 			c.reserved = int64(binary.BigEndian.Uint64(v))
 		}
@@ -163,18 +163,18 @@ func (c *Catalog) load() error {
 		return topics.ForEach(func(k, v []byte) error {
 			var r topicRecord
 			if err := json.Unmarshal(v, &r); err != nil {
-				return fmt.Errorf("topic %q: %w", k, err)
+				return fmt.Errorf("%w: topic %q: %w", ErrDamaged, k, err)
 			}
 			id, err := ParseTopicID(r.ID)
 			if err != nil {
-				return fmt.Errorf("topic %q: %w", k, err)
+				return fmt.Errorf("%w: topic %q: %w", ErrDamaged, k, err)
 			}
 			name := string(k)
 			if err := (logstore.PartitionID{Topic: name}).Validate(); err != nil {
-				return fmt.Errorf("topic %q: %w", k, err)
+				return fmt.Errorf("%w: topic %q: %w", ErrDamaged, k, err)
 			}
 			if r.Partitions < 1 {
-				return fmt.Errorf("topic %q: %d partitions", k, r.Partitions)
+				return fmt.Errorf("%w: topic %q: %d partitions", ErrDamaged, k, r.Partitions)
 			}
 			switch r.State {
 			case stateReady:
@@ -183,7 +183,7 @@ func (c *Catalog) load() error {
 				// reconcile finishes these.
 				c.topics[name] = Topic{Name: name, ID: id, Partitions: -1}
 			default:
-				return fmt.Errorf("topic %q: unknown state %q", k, r.State)
+				return fmt.Errorf("%w: topic %q: unknown state %q", ErrDamaged, k, r.State)
 			}
 			return nil
 		})
@@ -598,8 +598,8 @@ func (c *Catalog) adoptStray(name string, partitions int32) error {
 }
 
 // createDirs is steps 2 and 3 of CreateTopic: the configs on the store,
-// then the directories, each with its partition.metadata, then the store
-// directory synced. Directories of the name that exist already (made
+// then the directories, the store directory synced, then each
+// directory's partition.metadata. Directories of the name that exist already (made
 // outside the catalog since Open) are taken as they are; one naming
 // another topic id is an error.
 func (c *Catalog) createDirs(t Topic, opts logstore.TopicOptions) error {

@@ -17,7 +17,9 @@
 // random version 4 UUID as 22 base64url characters like Kafka's; the
 // first producer id not yet reserved, 8 bytes big-endian) and bucket
 // "topics" (name -> JSON {id, partitions, configs, state}, state one of
-// "creating", "ready", "deleting").
+// "creating", "ready", "deleting"). Open refuses a catalog.db it cannot
+// read (an unknown format version, an entry that does not decode) with an
+// error naming the file that matches ErrDamaged.
 //
 // partition.metadata is exactly what Kafka writes
 // (PartitionMetadataFile): "version: 0\ntopic_id: <id>" with no newline at
@@ -56,6 +58,11 @@
 //     partition.metadata (temp file, sync, rename, sync the partition
 //     directory);
 //  4. commit the entry as "ready".
+//
+// Before 1, directories of the name that something made outside the
+// catalog since Open (logstore.Store.Partition of an unknown topic) are
+// adopted as Open adopts them, and the creation is refused with
+// ErrTopicExists instead of mixing them into a new topic.
 //
 // A crash before 1 leaves nothing (no directory is made before it). A
 // crash after 1 and before 4 leaves a "creating" entry and some

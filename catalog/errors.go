@@ -46,6 +46,12 @@ var (
 	// decode. Always inside a *MetadataError.
 	ErrMalformedMetadata = errors.New("malformed partition.metadata")
 
+	// ErrDamaged: catalog.db holds what this build cannot read (an
+	// unknown format version, a producer id reservation or a topic
+	// entry that does not decode, or a file bbolt panics on). Open
+	// refuses it rather than guess.
+	ErrDamaged = errors.New("catalog.db damaged")
+
 	// ErrInconsistentTopicID: the partition.metadata files of one topic
 	// name different topic ids, or one names an id other than the
 	// catalog's (Kafka's InconsistentTopicIdException).

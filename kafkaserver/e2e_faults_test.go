@@ -8,6 +8,9 @@ package kafkaserver_test
 import (
 	"testing"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kversion"
+
 	"github.com/logstore/logstore"
 	"github.com/logstore/logstore/internal/kafkatest"
 	"github.com/logstore/logstore/kafkaserver"
@@ -15,16 +18,34 @@ import (
 )
 
 // TestE2EClean: scenario 1, straight to the server (no proxy; Metadata
-// advertises the listener's own address).
+// advertises the listener's own address), under both sync modes and with
+// kgo capped at Kafka 2.1, 2.8 and 3.9's versions too (older Produce,
+// Fetch and ListOffsets versions on the wire).
 func TestE2EClean(t *testing.T) {
 	t.Parallel()
-	s := newInProcess(t, logstore.Options{}, kafkaserver.Config{})
-	brokers := []string{s.addr}
-	res := produce(t, brokers, &kafkatest.Workload{Topic: "clean"})
-	if dup, ok := s.outcome(metrics.OutcomeDuplicate), s.outcome(metrics.OutcomeOK); dup != 0 || ok == 0 {
-		t.Fatalf("a clean run: %v batches ok, %v duplicates", ok, dup)
+	for _, tc := range []struct {
+		name     string
+		sync     logstore.SyncMode
+		versions *kversion.Versions
+		records  int // 0 is e2eRecords()
+	}{
+		{"always/stable", logstore.SyncAlways, kversion.Stable(), 0},
+		{"never/stable", logstore.SyncNever, kversion.Stable(), 600},
+		{"always/2.1", logstore.SyncAlways, kversion.V2_1_0(), 600},
+		{"always/2.8", logstore.SyncAlways, kversion.V2_8_0(), 600},
+		{"always/3.9", logstore.SyncAlways, kversion.V3_9_0(), 600},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newInProcess(t, logstore.Options{Sync: tc.sync}, kafkaserver.Config{})
+			brokers := []string{s.addr}
+			capped := kgo.MaxVersions(tc.versions)
+			res := produce(t, brokers, &kafkatest.Workload{Topic: "clean", Records: tc.records, Opts: []kgo.Opt{capped}})
+			if dup, ok := s.outcome(metrics.OutcomeDuplicate), s.outcome(metrics.OutcomeOK); dup != 0 || ok == 0 {
+				t.Fatalf("a clean run: %v batches ok, %v duplicates", ok, dup)
+			}
+			checkBoth(t, s, brokers, nil, res, capped)
+		})
 	}
-	checkBoth(t, s, brokers, nil, res)
 }
 
 // TestE2EDropAnswerAndClose: scenario 2. Every 7th Produce answer is read

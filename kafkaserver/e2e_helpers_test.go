@@ -8,7 +8,6 @@ package kafkaserver_test
 // store's files once the server is closed.
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -21,8 +20,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/logstore/logstore"
 	"github.com/logstore/logstore/internal/kafkatest"
+	"github.com/logstore/logstore/internal/testutil"
 	"github.com/logstore/logstore/kafkaserver"
 	"github.com/logstore/logstore/metrics"
 )
@@ -76,24 +78,6 @@ func listenOn(addr string) (net.Listener, error) {
 	return nil, err
 }
 
-// lockedBuffer is a log sink the server's goroutines write to.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
 // inProcess is a kafkaserver.Server over a store in dir, on a fixed
 // address, that can be stopped (Shutdown, then the store closed) and
 // started again on the same port.
@@ -103,7 +87,7 @@ type inProcess struct {
 	addr string
 	opts logstore.Options
 	cfg  kafkaserver.Config
-	logs *lockedBuffer
+	logs *testutil.LockedBuffer
 
 	mu     sync.Mutex
 	st     *logstore.Store
@@ -120,7 +104,7 @@ func newInProcess(t *testing.T, opts logstore.Options, cfg kafkaserver.Config) *
 // launch starts an in-process server on addr, stopped at the test's end.
 func launch(t *testing.T, addr string, opts logstore.Options, cfg kafkaserver.Config) *inProcess {
 	t.Helper()
-	s := &inProcess{t: t, dir: t.TempDir(), addr: addr, opts: opts, cfg: cfg, logs: &lockedBuffer{}}
+	s := &inProcess{t: t, dir: t.TempDir(), addr: addr, opts: opts, cfg: cfg, logs: &testutil.LockedBuffer{}}
 	if s.cfg.Metrics == nil {
 		// One Metrics for every start, so the counts add up across
 		// restarts.
@@ -258,23 +242,17 @@ func produce(t *testing.T, brokers []string, w *kafkatest.Workload) *kafkatest.R
 }
 
 // consumeAndVerify checks res by consuming every partition through
-// brokers, with no fault rules on p (when set).
-func consumeAndVerify(t *testing.T, brokers []string, p *kafkatest.Proxy, res *kafkatest.Result) {
+// brokers, with no fault rules on p (when set) and the consumer's extra
+// kgo options opts.
+func consumeAndVerify(t *testing.T, brokers []string, p *kafkatest.Proxy, res *kafkatest.Result, opts ...kgo.Opt) {
 	t.Helper()
 	if p != nil {
 		p.SetRules(kafkatest.Rules{})
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	found, err := kafkatest.Consume(ctx, brokers, res.Topic, res.Partitions)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := kafkatest.Verify(res, found); err != nil {
+	if err := kafkatest.ConsumeAndVerify(ctx, brokers, res, opts...); err != nil {
 		t.Fatalf("consumed: %v", err)
-	}
-	if len(found) != len(res.Records) {
-		t.Fatalf("consumed %d records, produced %d", len(found), len(res.Records))
 	}
 }
 
@@ -282,23 +260,16 @@ func consumeAndVerify(t *testing.T, brokers []string, p *kafkatest.Proxy, res *k
 // may have the store open.
 func scanAndVerify(t *testing.T, dir string, res *kafkatest.Result) {
 	t.Helper()
-	found, err := kafkatest.ScanStore(dir, res.Topic, res.Partitions)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := kafkatest.Verify(res, found); err != nil {
+	if err := kafkatest.ScanAndVerify(dir, res); err != nil {
 		t.Fatalf("scanned: %v", err)
-	}
-	if len(found) != len(res.Records) {
-		t.Fatalf("scanned %d records, produced %d", len(found), len(res.Records))
 	}
 }
 
-// checkBoth consumes through the running server, then stops it and scans
-// its store.
-func checkBoth(t *testing.T, s *inProcess, brokers []string, p *kafkatest.Proxy, res *kafkatest.Result) {
+// checkBoth consumes through the running server (with the consumer's
+// extra kgo options opts), then stops it and scans its store.
+func checkBoth(t *testing.T, s *inProcess, brokers []string, p *kafkatest.Proxy, res *kafkatest.Result, opts ...kgo.Opt) {
 	t.Helper()
-	consumeAndVerify(t, brokers, p, res)
+	consumeAndVerify(t, brokers, p, res, opts...)
 	if err := s.stop(); err != nil {
 		t.Fatal(err)
 	}

@@ -1,20 +1,19 @@
 package kafkaserver
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
 	"io"
 	"log/slog"
 	"net"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/logstore/logstore"
+	"github.com/logstore/logstore/internal/testutil"
 	"github.com/logstore/logstore/recordbatch"
 )
 
@@ -25,25 +24,8 @@ type testServer struct {
 	store *logstore.Store
 	srv   *Server
 	addr  string
-	logs  *syncBuffer
+	logs  *testutil.LockedBuffer
 	done  chan error
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
 
 func startServer(t testing.TB, opts logstore.Options, cfg Config) *testServer {
@@ -57,7 +39,7 @@ func startServer(t testing.TB, opts logstore.Options, cfg Config) *testServer {
 
 func startServerOn(t testing.TB, store *logstore.Store, cfg Config) *testServer {
 	t.Helper()
-	logs := &syncBuffer{}
+	logs := &testutil.LockedBuffer{}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}

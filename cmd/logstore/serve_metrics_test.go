@@ -12,8 +12,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // TestServeMetricsListen runs serve in process with --metrics-listen: its
@@ -49,19 +47,8 @@ func TestServeMetricsListen(t *testing.T) {
 
 	pctx, pcancel := context.WithTimeout(ctx, 60*time.Second)
 	defer pcancel()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kafkaAddr), kgo.DefaultProduceTopic("served"),
-		kgo.RequiredAcks(kgo.AllISRAcks()), kgo.StopProducerOnDataLossDetected(), kgo.AllowAutoTopicCreation(),
-		kgo.ProducerLinger(0))
-	if err != nil {
-		t.Fatal(err)
-	}
 	const n = 20
-	for i := range n {
-		if err := cl.ProduceSync(pctx, &kgo.Record{Value: fmt.Appendf(nil, "v%d", i)}).FirstErr(); err != nil {
-			t.Fatalf("produce %d: %v\nstderr:\n%s", i, err, stderr.String())
-		}
-	}
-	cl.Close()
+	produceSync(pctx, t, kafkaAddr, "served", n, &stderr)
 
 	resp, err := http.Get(metricsURL)
 	if err != nil {

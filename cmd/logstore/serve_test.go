@@ -57,18 +57,8 @@ func TestServeSIGTERM(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(m[1]), kgo.DefaultProduceTopic("served"),
-		kgo.RequiredAcks(kgo.AllISRAcks()), kgo.StopProducerOnDataLossDetected(), kgo.AllowAutoTopicCreation())
-	if err != nil {
-		t.Fatal(err)
-	}
 	const n = 50
-	for i := range n {
-		if err := cl.ProduceSync(ctx, &kgo.Record{Value: fmt.Appendf(nil, "v%d", i)}).FirstErr(); err != nil {
-			t.Fatalf("produce %d: %v\nstderr:\n%s", i, err, stderr.String())
-		}
-	}
-	cl.Close()
+	produceSync(ctx, t, m[1], "served", n, &stderr)
 
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
@@ -99,5 +89,24 @@ func TestServeSIGTERM(t *testing.T) {
 	}
 	if total != n {
 		t.Fatalf("%d records in the store, %d acknowledged", total, n)
+	}
+}
+
+// produceSync sends n records (values v0, v1, ...) to topic at addr, one
+// at a time, with an idempotent kgo producer (acks=all) that creates the
+// topic; a failure shows serve's stderr.
+func produceSync(ctx context.Context, t *testing.T, addr, topic string, n int, stderr fmt.Stringer) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic(topic),
+		kgo.RequiredAcks(kgo.AllISRAcks()), kgo.StopProducerOnDataLossDetected(), kgo.AllowAutoTopicCreation(),
+		kgo.ProducerLinger(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	for i := range n {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Value: fmt.Appendf(nil, "v%d", i)}).FirstErr(); err != nil {
+			t.Fatalf("produce %d: %v\nstderr:\n%s", i, err, stderr.String())
+		}
 	}
 }

@@ -212,6 +212,28 @@ func scanOpen(st *logstore.Store, topic string, partitions int32) ([]Found, erro
 	return found, nil
 }
 
+// ConsumeAndVerify consumes every partition of res's topic through
+// brokers (Consume, with the consumer's extra options opts) and checks
+// what it read against res (Verify).
+func ConsumeAndVerify(ctx context.Context, brokers []string, res *Result, opts ...kgo.Opt) error {
+	found, err := Consume(ctx, brokers, res.Topic, res.Partitions, opts...)
+	if err != nil {
+		return err
+	}
+	return Verify(res, found)
+}
+
+// ScanAndVerify scans res's topic in the store in dir (ScanStore: no
+// process may have it open) and checks what it read against res
+// (Verify).
+func ScanAndVerify(dir string, res *Result) error {
+	found, err := ScanStore(dir, res.Topic, res.Partitions)
+	if err != nil {
+		return err
+	}
+	return Verify(res, found)
+}
+
 // ErrVerify is what Verify's error matches.
 var ErrVerify = errors.New("kafkatest: the log does not hold what was acknowledged")
 

@@ -63,15 +63,8 @@ func runAndCheck(t *testing.T, p *kafkatest.Proxy, w *kafkatest.Workload) *kafka
 		t.Fatalf("acknowledged %d of %d records: %v", res.Acked, w.Records, res.Err)
 	}
 	p.SetRules(kafkatest.Rules{}) // the consumer reads without faults
-	found, err := kafkatest.Consume(ctx, w.Brokers, w.Topic, res.Partitions)
-	if err != nil {
+	if err := kafkatest.ConsumeAndVerify(ctx, w.Brokers, res); err != nil {
 		t.Fatal(err)
-	}
-	if err := kafkatest.Verify(res, found); err != nil {
-		t.Fatal(err)
-	}
-	if len(found) != w.Records {
-		t.Fatalf("consumed %d records, produced %d", len(found), w.Records)
 	}
 	return res
 }
