@@ -175,7 +175,7 @@ printed (a second signal exits at once).`,
 	f.SortFlags = false
 	f.Int64Var(&opts.records, "records", 0, "total records to send (required)")
 	f.IntVar(&opts.recordSize, "record-size", 0, "value bytes of each record (required)")
-	f.IntVar(&opts.batchSize, "batch-size", opts.batchSize, "target batch size in bytes, uncompressed, like Kafka's batch.size")
+	f.IntVar(&opts.batchSize, "batch-size", opts.batchSize, "target batch size in bytes, uncompressed, like Kafka's batch.size (--batch-bytes is the same flag)")
 	f.IntVar(&opts.producers, "producers", opts.producers, "idempotent producers sending at once, sharing the records")
 	f.StringVar(&opts.sync, "sync", opts.sync, "when appends are fsynced: always (before each acknowledgement), interval=DURATION (interval alone: every 1s), or never (only at close)")
 	f.StringVar(&opts.compression, "compression", opts.compression, "codec of the batches: none, gzip, snappy, lz4 or zstd")
