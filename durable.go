@@ -39,5 +39,6 @@ func (p *Partition) SyncTo(end int64) error {
 	if err := p.log.SyncTo(end); err != nil {
 		return p.wrap("sync", err)
 	}
+	p.durableSig.notify()
 	return nil
 }

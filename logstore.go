@@ -14,6 +14,15 @@
 //	    logstore.checkpoint      log start, recovery point, clean-shutdown mark
 //	    producer-snapshots.db    bbolt: producer state per segment base offset
 //	    logstore.next-segment    while open: the next segment's .log, made ahead
+//	    partition.metadata       Kafka's topic id file (written by package catalog)
+//	  catalog.db             package catalog: cluster id, producer ids, topics
+//
+// Store.SetTopicOptions overrides the segment, size and retention options
+// for one topic's partitions. Store.DeleteTopic removes a topic's
+// directories durably: each is renamed to Kafka's
+// <topic>-<partition>.<unique>-delete name (which no listing of
+// partitions returns), the store directory is synced, then they are
+// removed; Open removes what a crash left of them.
 //
 // A Partition appends client batches (checked with
 // recordbatch.Batch.ValidateClient, every record decoded with

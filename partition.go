@@ -57,23 +57,28 @@ type Partition struct {
 	// stopSync and syncDone stop the background syncer of SyncInterval.
 	stopSync chan struct{}
 	syncDone chan struct{}
+
+	// durableSig wakes the waiters of DurableChanged (durablewait.go).
+	durableSig durableSignal
 }
 
 // openPartition opens the log in pdir, which exists.
 func openPartition(s *Store, id PartitionID, pdir string) (*Partition, error) {
+	// The store's options with the topic's overrides (SetTopicOptions).
+	opts := s.optionsFor(id.Topic)
 	p := &Partition{
 		id:       id,
 		store:    s,
-		mode:     s.opts.Sync,
-		maxBatch: s.opts.MaxMessageBytes,
+		mode:     opts.Sync,
+		maxBatch: opts.MaxMessageBytes,
 		// 0 unless set: recordbatch then bounds by the readers'
 		// default, recordbatch.DefaultMaxRecordsBytes.
-		maxRecords: s.opts.MaxRecordsBytes,
+		maxRecords: opts.MaxRecordsBytes,
 	}
 	if p.maxBatch == 0 {
 		p.maxBatch = segment.DefaultMaxBatchBytes
 	}
-	cfg := s.opts.segmentConfig()
+	cfg := opts.segmentConfig()
 	cfg.OnRoll = p.onRoll
 	p.now = cfg.Now
 	if p.now == nil {
@@ -140,6 +145,7 @@ func (p *Partition) Append(batch []byte) (AppendResult, error) {
 			return AppendResult{}, p.wrap("append", err)
 		}
 	}
+	p.durableSig.notify()
 	return res, nil
 }
 
@@ -389,6 +395,7 @@ func (p *Partition) Close() error {
 	}
 	err = p.closeErr
 	p.mu.Unlock()
+	p.durableSig.notify()
 	p.store.forget(p)
 	return err
 }

@@ -95,6 +95,11 @@ type Store struct {
 	mu     sync.Mutex
 	closed bool
 	parts  map[PartitionID]*partEntry
+	// topicOpts are the overrides SetTopicOptions set, by topic, and
+	// deleting the topics DeleteTopic is removing (Partition refuses
+	// them meanwhile).
+	topicOpts map[string]TopicOptions
+	deleting  map[string]bool
 
 	closeOnce sync.Once
 	closeErr  error
@@ -136,6 +141,9 @@ func OpenContext(ctx context.Context, dir string, opts Options) (*Store, error) 
 	lock, err := lockFile(ctx, filepath.Join(dir, lockFileName), opts.LockTimeout)
 	if err != nil {
 		return nil, fmt.Errorf("logstore: open store %s: %w", dir, err)
+	}
+	if err := removeDeletedDirs(opts.fs, dir); err != nil {
+		return nil, errors.Join(fmt.Errorf("logstore: open store %s: %w", dir, err), lock.unlock())
 	}
 	return &Store{
 		dir:   dir,
@@ -207,6 +215,10 @@ func (s *Store) Partition(topic string, partition int32) (*Partition, error) {
 	if s.closed {
 		s.mu.Unlock()
 		return nil, fmt.Errorf("logstore: open partition %s in store %s: %w", id, s.dir, ErrClosed)
+	}
+	if s.deleting[topic] {
+		s.mu.Unlock()
+		return nil, fmt.Errorf("logstore: open partition %s in store %s: %w", id, s.dir, ErrTopicDeleting)
 	}
 	if e, ok := s.parts[id]; ok {
 		s.mu.Unlock()

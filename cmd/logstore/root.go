@@ -74,5 +74,6 @@ Kafka v2 record batches, byte for byte. This command works on those files.`,
 	root.AddCommand(newReadCommand())
 	root.AddCommand(newCheckCommand())
 	root.AddCommand(newPerfCommand())
+	root.AddCommand(newServeCommand())
 	return root
 }

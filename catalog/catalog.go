@@ -1,0 +1,654 @@
+package catalog
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"math"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/logstore/logstore"
+)
+
+// FileName is the catalog's bbolt file, at the root of the store
+// directory.
+const FileName = "catalog.db"
+
+// ProducerIDBlock is how many producer ids are reserved, durably, in one
+// bbolt commit before any of them is handed out.
+const ProducerIDBlock = 1000
+
+// MaxPartitions is the most partitions CreateTopic makes for one topic:
+// Kafka refuses more than 10,000 partitions in one request.
+const MaxPartitions = 10000
+
+// formatVersion is the layout of catalog.db this package writes.
+const formatVersion = 1
+
+// Buckets and keys of catalog.db.
+var (
+	bucketMeta   = []byte("meta")
+	bucketTopics = []byte("topics")
+	keyVersion   = []byte("version")
+	keyClusterID = []byte("cluster-id")
+	keyNextPID   = []byte("producer-ids-reserved")
+)
+
+// Topic states in catalog.db.
+const (
+	stateCreating = "creating"
+	stateReady    = "ready"
+	stateDeleting = "deleting"
+)
+
+// Topic is a topic the catalog holds.
+type Topic struct {
+	Name       string
+	ID         TopicID
+	Partitions int32
+	// Configs are the Kafka topic configs it was created with, as given.
+	Configs map[string]string
+}
+
+// topicRecord is a topic's value in the topics bucket (JSON).
+type topicRecord struct {
+	ID         string            `json:"id"`
+	Partitions int32             `json:"partitions"`
+	Configs    map[string]string `json:"configs,omitempty"`
+	State      string            `json:"state"`
+}
+
+// Catalog is the durable cluster-wide state of a store. It is safe for
+// concurrent use.
+type Catalog struct {
+	store *logstore.Store
+	db    *bolt.DB
+	path  string
+
+	clusterID string
+
+	// mu guards topics and serializes CreateTopic and DeleteTopic.
+	mu     sync.Mutex
+	topics map[string]Topic
+	closed bool
+
+	// pidMu guards the producer id allocator: nextPID is the next id to
+	// hand out, reserved the first id not reserved in catalog.db.
+	pidMu    sync.Mutex
+	nextPID  int64
+	reserved int64
+}
+
+// Open opens the catalog of store, DIR/catalog.db (created if absent),
+// and brings the store in line with it (see the package doc): it
+// finishes or undoes what a crash interrupted, adopts partition
+// directories the catalog does not know, and sets every topic's configs
+// on the store. The store must have no partition of a catalog topic open
+// yet, or that partition keeps the store's options until it is reopened.
+func Open(store *logstore.Store) (*Catalog, error) {
+	path := filepath.Join(store.Dir(), FileName)
+	db, err := openBolt(path)
+	if err != nil {
+		return nil, fmt.Errorf("catalog: open %s: %w", path, err)
+	}
+	c := &Catalog{store: store, db: db, path: path, topics: map[string]Topic{}}
+	if err := c.load(); err != nil {
+		return nil, errors.Join(fmt.Errorf("catalog: open %s: %w", path, err), db.Close())
+	}
+	if err := c.reconcile(); err != nil {
+		return nil, errors.Join(fmt.Errorf("catalog: open %s: %w", path, err), db.Close())
+	}
+	return c, nil
+}
+
+// openBolt opens path; a panic of bbolt on a damaged file is an error.
+func openBolt(path string) (db *bolt.DB, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			db, err = nil, fmt.Errorf("the file is damaged: %v", r)
+		}
+	}()
+	return bolt.Open(path, 0o644, &bolt.Options{Timeout: 10 * time.Second})
+}
+
+// load creates the buckets and the cluster id on first open, and reads
+// the topics and the producer id reservation.
+func (c *Catalog) load() error {
+	return c.db.Update(func(tx *bolt.Tx) error {
+		meta, err := tx.CreateBucketIfNotExists(bucketMeta)
+		if err != nil {
+			return err
+		}
+		topics, err := tx.CreateBucketIfNotExists(bucketTopics)
+		if err != nil {
+			return err
+		}
+		if v := meta.Get(keyVersion); v == nil {
+			if err := meta.Put(keyVersion, []byte{formatVersion}); err != nil {
+				return err
+			}
+		} else if len(v) != 1 || v[0] != formatVersion {
+			return fmt.Errorf("format version %v, this build reads %d", v, formatVersion)
+		}
+		if v := meta.Get(keyClusterID); v != nil {
+			c.clusterID = string(v)
+		} else {
+			id, err := newKafkaUUID()
+			if err != nil {
+				return err
+			}
+			c.clusterID = id.String()
+			if err := meta.Put(keyClusterID, []byte(c.clusterID)); err != nil {
+				return err
+			}
+		}
+		if v := meta.Get(keyNextPID); v != nil {
+			if len(v) != 8 || int64(binary.BigEndian.Uint64(v)) < 0 {
+				return fmt.Errorf("the producer id reservation %x is not a non-negative 64-bit integer", v)
+			}
+			c.reserved = int64(binary.BigEndian.Uint64(v))
+		}
+		// Ids below the reservation may have been handed out before a
+		// crash: start after it.
+		c.nextPID = c.reserved
+		return topics.ForEach(func(k, v []byte) error {
+			var r topicRecord
+			if err := json.Unmarshal(v, &r); err != nil {
+				return fmt.Errorf("topic %q: %w", k, err)
+			}
+			id, err := ParseTopicID(r.ID)
+			if err != nil {
+				return fmt.Errorf("topic %q: %w", k, err)
+			}
+			name := string(k)
+			if err := (logstore.PartitionID{Topic: name}).Validate(); err != nil {
+				return fmt.Errorf("topic %q: %w", k, err)
+			}
+			if r.Partitions < 1 {
+				return fmt.Errorf("topic %q: %d partitions", k, r.Partitions)
+			}
+			switch r.State {
+			case stateReady:
+				c.topics[name] = Topic{Name: name, ID: id, Partitions: r.Partitions, Configs: r.Configs}
+			case stateCreating, stateDeleting:
+				// reconcile finishes these.
+				c.topics[name] = Topic{Name: name, ID: id, Partitions: -1}
+			default:
+				return fmt.Errorf("topic %q: unknown state %q", k, r.State)
+			}
+			return nil
+		})
+	})
+}
+
+// reconcile is the second half of Open: interrupted creations and
+// deletions are removed, configs are set on the store, and unknown
+// partition directories are adopted.
+func (c *Catalog) reconcile() error {
+	for name, t := range c.topics {
+		if t.Partitions >= 0 {
+			continue
+		}
+		// Created or deleted half-way: either way the topic goes.
+		if err := c.store.DeleteTopic(name); err != nil {
+			return err
+		}
+		if err := c.deleteRecord(name); err != nil {
+			return err
+		}
+		delete(c.topics, name)
+	}
+	for name, t := range c.topics {
+		o, err := ParseConfigs(t.Configs)
+		if err != nil {
+			return fmt.Errorf("topic %q: %w", name, err)
+		}
+		if err := c.store.SetTopicOptions(name, o); err != nil {
+			return err
+		}
+	}
+	ids, err := c.store.Partitions()
+	if err != nil {
+		return err
+	}
+	found := map[string]int32{} // topic -> highest partition directory
+	var names []string
+	for _, id := range ids {
+		if _, ok := found[id.Topic]; !ok {
+			names = append(names, id.Topic)
+		}
+		found[id.Topic] = max(found[id.Topic], id.Partition)
+	}
+	for _, name := range names {
+		if err := c.adopt(name, found[name]+1); err != nil {
+			return err
+		}
+	}
+	// A topic whose directories are all gone (removed by hand) is made
+	// whole again too.
+	for name, t := range c.topics {
+		if _, ok := found[name]; !ok {
+			if err := c.ensureDirs(t, 0); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// adopt makes the catalog hold topic name with at least count
+// partitions: a topic it does not know is added, with the id its
+// partition.metadata files name or a new one; one it knows grows to
+// count if a directory above its partitions appeared. Every partition
+// directory gets its partition.metadata (and missing ones are made)
+// before the catalog commits, so a crash in between adopts again with
+// the same id.
+func (c *Catalog) adopt(name string, count int32) error {
+	t, known := c.topics[name]
+	if known && count <= t.Partitions {
+		return c.ensureDirs(t, 0)
+	}
+	if !known {
+		t = Topic{Name: name}
+		for p := range count {
+			id, err := ReadPartitionMetadata(c.store.FS(), c.partitionDir(name, p))
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			if err != nil {
+				return fmt.Errorf("adopt topic %q: %w", name, err)
+			}
+			if t.ID.IsZero() {
+				t.ID = id
+			} else if id != t.ID {
+				return fmt.Errorf("adopt topic %q: %w: partition %d names %s, an earlier one %s", name, ErrInconsistentTopicID, p, id, t.ID)
+			}
+		}
+		if t.ID.IsZero() {
+			id, err := c.newTopicID()
+			if err != nil {
+				return err
+			}
+			t.ID = id
+		}
+	}
+	t.Partitions = count
+	if err := c.ensureDirs(t, 0); err != nil {
+		return err
+	}
+	var reserve int64 = -1
+	if !known {
+		reserve = c.maxProducerID(t)
+	}
+	if err := c.putTopic(t, stateReady, reserve); err != nil {
+		return err
+	}
+	c.topics[name] = t
+	return nil
+}
+
+// maxProducerID opens the partitions of an adopted topic and returns the
+// highest producer id their state remembers (-1 for none), so that the
+// allocator hands out none of them: a producer the log remembers at
+// epoch 0 would see its new batches refused. A partition that does not
+// open is skipped (it cannot be served either).
+func (c *Catalog) maxProducerID(t Topic) int64 {
+	var hi int64 = -1
+	for p := range t.Partitions {
+		part, err := c.store.Partition(t.Name, p)
+		if err != nil {
+			continue
+		}
+		for _, e := range part.ProducerSnapshot().Producers {
+			hi = max(hi, e.ProducerID)
+		}
+	}
+	return hi
+}
+
+// ensureDirs makes partition directories from..t.Partitions-1 exist,
+// each with a partition.metadata naming t.ID, and syncs the store
+// directory. A partition.metadata naming another id is an error.
+func (c *Catalog) ensureDirs(t Topic, from int32) error {
+	fsys := c.store.FS()
+	made := false
+	for p := from; p < t.Partitions; p++ {
+		pdir := c.partitionDir(t.Name, p)
+		if _, err := fsys.Stat(pdir); errors.Is(err, fs.ErrNotExist) {
+			if err := fsys.MkdirAll(pdir, 0o755); err != nil {
+				return err
+			}
+			made = true
+		} else if err != nil {
+			return err
+		}
+		id, err := ReadPartitionMetadata(fsys, pdir)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			if err := WritePartitionMetadata(fsys, pdir, t.ID); err != nil {
+				return fmt.Errorf("topic %q: %w", t.Name, err)
+			}
+		case err != nil:
+			return fmt.Errorf("topic %q: %w", t.Name, err)
+		case id != t.ID:
+			return fmt.Errorf("topic %q: %w: %s names %s, the catalog %s", t.Name, ErrInconsistentTopicID, filepath.Join(pdir, MetadataFileName), id, t.ID)
+		}
+	}
+	if made {
+		return fsys.SyncDir(c.store.Dir())
+	}
+	return nil
+}
+
+func (c *Catalog) partitionDir(topic string, p int32) string {
+	return filepath.Join(c.store.Dir(), logstore.PartitionID{Topic: topic, Partition: p}.String())
+}
+
+// newTopicID returns a random id no topic of the catalog has.
+func (c *Catalog) newTopicID() (TopicID, error) {
+	for {
+		id, err := newKafkaUUID()
+		if err != nil {
+			return id, err
+		}
+		if !slices.ContainsFunc(slices.Collect(maps.Values(c.topics)), func(t Topic) bool { return t.ID == id }) {
+			return id, nil
+		}
+	}
+}
+
+// putTopic commits t in state; reserve >= 0 also moves the producer id
+// reservation past it, in the same transaction.
+func (c *Catalog) putTopic(t Topic, state string, reserve int64) error {
+	v, err := json.Marshal(topicRecord{ID: t.ID.String(), Partitions: t.Partitions, Configs: t.Configs, State: state})
+	if err != nil {
+		return err
+	}
+	c.pidMu.Lock()
+	defer c.pidMu.Unlock()
+	next := c.reserved
+	if reserve >= c.reserved {
+		if reserve == math.MaxInt64 {
+			return fmt.Errorf("adopt topic %q: %w: its partitions remember producer id %d", t.Name, ErrProducerIDsExhausted, reserve)
+		}
+		next = reserve + 1
+	}
+	err = c.db.Update(func(tx *bolt.Tx) error {
+		if next != c.reserved {
+			if err := tx.Bucket(bucketMeta).Put(keyNextPID, binary.BigEndian.AppendUint64(nil, uint64(next))); err != nil {
+				return err
+			}
+		}
+		return tx.Bucket(bucketTopics).Put([]byte(t.Name), v)
+	})
+	if err != nil {
+		return err
+	}
+	if next != c.reserved {
+		// The ids between are skipped: none of the block is out yet.
+		c.reserved, c.nextPID = next, next
+	}
+	return nil
+}
+
+func (c *Catalog) deleteRecord(name string) error {
+	return c.db.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketTopics).Delete([]byte(name))
+	})
+}
+
+// Close closes catalog.db. It does not close the store.
+func (c *Catalog) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil
+	}
+	c.closed = true
+	if err := c.db.Close(); err != nil {
+		return fmt.Errorf("catalog: close %s: %w", c.path, err)
+	}
+	return nil
+}
+
+// ClusterID is the store's cluster id, made at the first Open and kept
+// in catalog.db: Kafka's form, a random UUID as 22 base64url characters.
+func (c *Catalog) ClusterID() string { return c.clusterID }
+
+// NewProducerID hands out a producer id no call has returned before, in
+// this process or any earlier one, however it ended: ids are reserved in
+// blocks of ProducerIDBlock, and a block is committed to catalog.db
+// (fsynced) before its first id is returned; an Open starts after the
+// last reservation. Ids start at 0 and never go negative.
+func (c *Catalog) NewProducerID() (int64, error) {
+	c.mu.Lock()
+	closed := c.closed
+	c.mu.Unlock()
+	if closed {
+		return 0, fmt.Errorf("catalog: new producer id: %w", ErrClosed)
+	}
+	c.pidMu.Lock()
+	defer c.pidMu.Unlock()
+	if c.nextPID == c.reserved {
+		if c.reserved == math.MaxInt64 {
+			return 0, fmt.Errorf("catalog: new producer id: %w", ErrProducerIDsExhausted)
+		}
+		next := c.reserved + min(ProducerIDBlock, math.MaxInt64-c.reserved)
+		err := c.db.Update(func(tx *bolt.Tx) error {
+			return tx.Bucket(bucketMeta).Put(keyNextPID, binary.BigEndian.AppendUint64(nil, uint64(next)))
+		})
+		if err != nil {
+			return 0, fmt.Errorf("catalog: reserve producer ids in %s: %w", c.path, err)
+		}
+		c.reserved = next
+	}
+	id := c.nextPID
+	c.nextPID++
+	return id, nil
+}
+
+// Topics returns every topic, sorted by name.
+func (c *Catalog) Topics() []Topic {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]Topic, 0, len(c.topics))
+	for _, t := range c.topics {
+		out = append(out, cloneTopic(t))
+	}
+	slices.SortFunc(out, func(a, b Topic) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// Topic returns the topic named name.
+func (c *Catalog) Topic(name string) (Topic, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t, ok := c.topics[name]
+	return cloneTopic(t), ok
+}
+
+func cloneTopic(t Topic) Topic {
+	t.Configs = maps.Clone(t.Configs)
+	return t
+}
+
+// collisionKey is name with '.' as '_': Kafka refuses a topic whose key
+// equals another's (their metric names would be the same).
+func collisionKey(name string) string { return strings.ReplaceAll(name, ".", "_") }
+
+// CreateTopic creates topic name with partitions partitions and the
+// given Kafka configs, durably before it returns: the catalog entry, each
+// partition directory with its partition.metadata, and the configs set on
+// the store. With validateOnly it checks everything and changes nothing
+// (the returned Topic then has a zero ID).
+//
+// Refusals, in Kafka's order: a bad name (ErrInvalidTopic, wrapping
+// logstore.ErrInvalidName), a name the catalog holds (ErrTopicExists),
+// a name that collides with one it holds when '.' and '_' are taken as
+// the same (ErrInvalidTopic), a partition count outside 1..MaxPartitions
+// (ErrInvalidPartitions), a config (*ConfigError).
+func (c *Catalog) CreateTopic(name string, partitions int32, configs map[string]string, validateOnly bool) (Topic, error) {
+	fail := func(err error) (Topic, error) {
+		return Topic{}, fmt.Errorf("catalog: create topic %q: %w", name, err)
+	}
+	if err := (logstore.PartitionID{Topic: name}).Validate(); err != nil {
+		return fail(fmt.Errorf("%w: %w", ErrInvalidTopic, err))
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return fail(ErrClosed)
+	}
+	if _, ok := c.topics[name]; ok {
+		return fail(ErrTopicExists)
+	}
+	if strings.ContainsAny(name, "._") {
+		key := collisionKey(name)
+		for other := range c.topics {
+			if collisionKey(other) == key {
+				return fail(fmt.Errorf("%w: it collides with existing topic %q ('.' and '_' are the same in metric names)", ErrInvalidTopic, other))
+			}
+		}
+	}
+	if partitions < 1 || partitions > MaxPartitions {
+		return fail(fmt.Errorf("%w: %d, must be from 1 to %d", ErrInvalidPartitions, partitions, MaxPartitions))
+	}
+	opts, err := ParseConfigs(configs)
+	if err != nil {
+		return fail(err)
+	}
+	t := Topic{Name: name, Partitions: partitions, Configs: maps.Clone(configs)}
+	if len(t.Configs) == 0 {
+		t.Configs = nil
+	}
+	if validateOnly {
+		return cloneTopic(t), nil
+	}
+	if err := c.adoptStray(name, partitions); err != nil {
+		return fail(err)
+	}
+	if t.ID, err = c.newTopicID(); err != nil {
+		return fail(err)
+	}
+	// 1. The entry, "creating": from here a crash undoes the topic at
+	// the next Open.
+	if err := c.putTopic(t, stateCreating, -1); err != nil {
+		return fail(err)
+	}
+	if err := c.createDirs(t, opts); err != nil {
+		// Undo now if we can; if not, the next Open does.
+		if c.store.DeleteTopic(name) == nil && c.deleteRecord(name) == nil {
+			_ = c.store.SetTopicOptions(name, logstore.TopicOptions{})
+		}
+		return fail(err)
+	}
+	// 4. "ready": the topic exists.
+	if err := c.putTopic(t, stateReady, -1); err != nil {
+		return fail(err)
+	}
+	c.topics[name] = t
+	return cloneTopic(t), nil
+}
+
+// adoptStray handles partition directories of name made since Open
+// outside the catalog (logstore.Store.Partition of an unknown topic): if
+// one of the first partitions partitions exists, the directories are
+// adopted as Open would adopt them, and the creation is refused with
+// ErrTopicExists rather than mixing them into a new topic (or, on a
+// failure, deleting what was there before).
+func (c *Catalog) adoptStray(name string, partitions int32) error {
+	fsys := c.store.FS()
+	stray := false
+	for p := range partitions {
+		if _, err := fsys.Lstat(c.partitionDir(name, p)); err == nil {
+			stray = true
+			break
+		}
+	}
+	if !stray {
+		return nil
+	}
+	ids, err := c.store.Partitions()
+	if err != nil {
+		return err
+	}
+	var count int32
+	for _, id := range ids {
+		if id.Topic == name {
+			count = max(count, id.Partition+1)
+		}
+	}
+	if count == 0 {
+		// A file, not a directory: the store cannot use the name.
+		return fmt.Errorf("%w: an entry of the store directory that is not a partition directory has the name of one of its partitions", ErrInvalidTopic)
+	}
+	if err := c.adopt(name, count); err != nil {
+		return err
+	}
+	return fmt.Errorf("%w: its partition directories were made outside the catalog, and are now adopted as they are", ErrTopicExists)
+}
+
+// createDirs is steps 2 and 3 of CreateTopic: the configs on the store,
+// then the directories, each with its partition.metadata, then the store
+// directory synced. Directories of the name that exist already (made
+// outside the catalog since Open) are taken as they are; one naming
+// another topic id is an error.
+func (c *Catalog) createDirs(t Topic, opts logstore.TopicOptions) error {
+	if err := c.store.SetTopicOptions(t.Name, opts); err != nil {
+		return err
+	}
+	fsys := c.store.FS()
+	for p := range t.Partitions {
+		if err := fsys.MkdirAll(c.partitionDir(t.Name, p), 0o755); err != nil {
+			return err
+		}
+	}
+	if err := fsys.SyncDir(c.store.Dir()); err != nil {
+		return err
+	}
+	return c.ensureDirs(t, 0)
+}
+
+// DeleteTopic deletes topic name durably: once it returns the topic is
+// gone, and after a crash at any point the next Open shows it wholly
+// there or wholly gone. Its partitions are closed and its directories
+// removed (logstore.Store.DeleteTopic). It returns the topic as it was.
+// An unknown name is ErrUnknownTopic.
+func (c *Catalog) DeleteTopic(name string) (Topic, error) {
+	fail := func(err error) (Topic, error) {
+		return Topic{}, fmt.Errorf("catalog: delete topic %q: %w", name, err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return fail(ErrClosed)
+	}
+	t, ok := c.topics[name]
+	if !ok {
+		return fail(ErrUnknownTopic)
+	}
+	// 1. "deleting": from here the next Open finishes the deletion.
+	if err := c.putTopic(t, stateDeleting, -1); err != nil {
+		return fail(err)
+	}
+	delete(c.topics, name)
+	// 2. The directories (renamed, synced, removed).
+	if err := c.store.DeleteTopic(name); err != nil {
+		return fail(err)
+	}
+	_ = c.store.SetTopicOptions(name, logstore.TopicOptions{})
+	// 3. The entry.
+	if err := c.deleteRecord(name); err != nil {
+		return fail(err)
+	}
+	return cloneTopic(t), nil
+}

@@ -1,0 +1,105 @@
+// Package catalog keeps the durable, cluster-wide decisions of a store
+// that `logstore serve` answers with: the cluster id, the producer ids
+// handed out, and the topics (name, topic id, partition count, configs).
+// It also writes Kafka's own partition.metadata file, which names the
+// topic id, in every partition directory.
+//
+// # Files
+//
+//	DIR/catalog.db                bbolt, on the real OS (like each
+//	                              partition's producer-snapshots.db: bbolt
+//	                              maps and syncs its file itself, so it is
+//	                              outside the vfs seam)
+//	DIR/<topic>-<p>/partition.metadata
+//	                              Kafka's bytes, through the store's vfs.FS
+//
+// catalog.db holds bucket "meta" (format version 1; the cluster id, a
+// random version 4 UUID as 22 base64url characters like Kafka's; the
+// first producer id not yet reserved, 8 bytes big-endian) and bucket
+// "topics" (name -> JSON {id, partitions, configs, state}, state one of
+// "creating", "ready", "deleting").
+//
+// partition.metadata is exactly what Kafka writes
+// (PartitionMetadataFile): "version: 0\ntopic_id: <id>" with no newline at
+// the end, 43 bytes. It is written to partition.metadata.tmp, synced,
+// renamed over partition.metadata, and the partition directory is synced,
+// so a crash leaves the old file or the new one.
+//
+// # Producer ids
+//
+// NewProducerID hands out ids from 0 upward. Before it hands out the first
+// id of a block of ProducerIDBlock, it commits the end of that block to
+// catalog.db (bbolt fsyncs the commit); Open starts at the committed end.
+// So an id is durably reserved before anyone sees it, and after a crash,
+// even kill -9 mid-block, the ids not handed out of the last block are
+// skipped, never handed out twice. Past 2^63-1 it refuses
+// (ErrProducerIDsExhausted).
+//
+// A partition adopted from elsewhere may remember producers whose ids
+// came from another allocator (Kafka's, or hand-set ones written by
+// `logstore append`). A new producer given such an id would have its
+// first batches refused (out of order, or fenced). So adoption opens the
+// adopted partitions and moves the reservation past the highest producer
+// id they remember, in the same commit that records the topic. Producers
+// written later by hand into a catalog topic are not seen.
+//
+// # Crash safety: the order of writes
+//
+// The catalog entry is the point of truth; the directories follow it, and
+// Open finishes or undoes whatever a crash left between the two.
+//
+// CreateTopic:
+//
+//  1. commit the entry as "creating";
+//  2. set the topic's configs on the store (memory only);
+//  3. make each partition directory, sync the store directory, write each
+//     partition.metadata (temp file, sync, rename, sync the partition
+//     directory);
+//  4. commit the entry as "ready".
+//
+// A crash before 1 leaves nothing (no directory is made before it). A
+// crash after 1 and before 4 leaves a "creating" entry and some
+// directories: Open deletes them (logstore.Store.DeleteTopic) and the
+// entry, so the topic is wholly absent. After 4 it is wholly there. A
+// failure (not a crash) in 2 or 3 undoes the topic at once.
+//
+// DeleteTopic:
+//
+//  1. commit the entry as "deleting";
+//  2. logstore.Store.DeleteTopic: close the partitions, rename each
+//     directory to <topic>-<p>.<unique>-delete (a name no listing of
+//     partitions returns), sync the store directory, remove them, sync
+//     again;
+//  3. delete the entry.
+//
+// A crash before 1 leaves the topic whole. After 1, Open sees "deleting"
+// and runs 2 and 3 again (the store's own Open has already removed any
+// -delete directory a crash left), so the topic is wholly gone.
+//
+// Open, after those two repairs, sets each topic's configs on the store
+// and adopts the partition directories the catalog does not know
+// (written by `logstore append`, or copied from Kafka): they become a
+// topic whose partition count is the highest partition number + 1, and
+// whose id is the one their partition.metadata files name, or a new one.
+// Every partition directory of the topic (missing ones are made) gets a
+// partition.metadata first; the entry is committed last, so a crash in
+// between adopts again, with the same id. A directory of a known topic
+// above its partition count grows the topic. partition.metadata files of
+// one topic that name different ids are an error
+// (ErrInconsistentTopicID), as in Kafka, and so is one that does not
+// decode (a *MetadataError naming the file and the byte): Open refuses
+// rather than guess, and removing the file lets it write a new one.
+//
+// # Topic configs
+//
+// retention.ms, retention.bytes, segment.bytes, segment.ms and
+// max.message.bytes, with Kafka 4's types, ranges and meanings (see
+// ParseConfigs for how they map onto the store's options). Any other
+// config is refused (ErrUnknownConfig). The configs are kept as given and
+// set on the store (logstore.Store.SetTopicOptions) at CreateTopic and at
+// every Open, before a partition of the topic is opened.
+//
+// Topic names follow Kafka: the store's name rules, and a name that equals
+// another once '.' is taken as '_' collides with it (ErrInvalidTopic, as
+// Kafka's INVALID_TOPIC_EXCEPTION); the same name is ErrTopicExists.
+package catalog

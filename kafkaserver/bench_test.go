@@ -1,0 +1,85 @@
+package kafkaserver
+
+import (
+	"context"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/logstore/logstore"
+)
+
+// BenchmarkKgoProduce: kgo, idempotent, acks=all, 1 KiB records in
+// batches of up to 16 KiB, to one partition, over loopback. Compare
+// with BenchmarkPartitionAppend (same store, in process, 16 KiB batches).
+func BenchmarkKgoProduce(b *testing.B) {
+	for _, mode := range []logstore.SyncMode{logstore.SyncNever, logstore.SyncAlways} {
+		b.Run(mode.String(), func(b *testing.B) {
+			ts := startServer(b, logstore.Options{Sync: mode}, Config{})
+			ts.createTopic("bench", 1)
+			cl, err := kgo.NewClient(kgo.SeedBrokers(ts.addr), kgo.DefaultProduceTopic("bench"),
+				kgo.RequiredAcks(kgo.AllISRAcks()), kgo.ProducerBatchMaxBytes(16<<10),
+				kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer cl.Close()
+			ctx := context.Background()
+			value := make([]byte, 1024)
+			b.SetBytes(int64(len(value)))
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				cl.Produce(ctx, &kgo.Record{Value: value}, func(_ *kgo.Record, err error) {
+					if err != nil {
+						b.Error(err)
+					}
+				})
+			}
+			if err := cl.Flush(ctx); err != nil {
+				b.Fatal(err)
+			}
+		})
+	}
+}
+
+// BenchmarkKgoConsume: kgo reads 64 MiB of 16 KiB batches from the
+// start of one partition over loopback.
+func BenchmarkKgoConsume(b *testing.B) {
+	ts := startServer(b, logstore.Options{Sync: logstore.SyncNever}, Config{})
+	ts.createTopic("bench", 1)
+	p, err := ts.store.Partition("bench", 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	values := make([]string, 16)
+	for i := range values {
+		values[i] = string(make([]byte, 1000))
+	}
+	batch := batchOf(-1, 0, 0, values...)
+	const total = 64 << 20
+	n := 0
+	for n < total {
+		if _, err := p.Append(append([]byte(nil), batch...)); err != nil {
+			b.Fatal(err)
+		}
+		n += len(batch)
+	}
+	records := int64(n / len(batch) * len(values))
+	b.SetBytes(int64(n))
+	b.ResetTimer()
+	for range b.N {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(ts.addr),
+			kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{"bench": {0: kgo.NewOffset().AtStart()}}))
+		if err != nil {
+			b.Fatal(err)
+		}
+		var got int64
+		for got < records {
+			fs := cl.PollFetches(context.Background())
+			fs.EachError(func(_ string, _ int32, err error) { b.Fatal(err) })
+			got += int64(fs.NumRecords())
+		}
+		cl.Close()
+	}
+}

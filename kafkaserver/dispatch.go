@@ -1,0 +1,182 @@
+package kafkaserver
+
+import (
+	"encoding/binary"
+	"fmt"
+	"runtime/debug"
+	"strconv"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// minHeaderBytes is the shortest request header: api key, version,
+// correlation id and a null client id.
+const minHeaderBytes = 10
+
+const apiVersionsKey = 18
+
+// api is one entry of the API table: what ApiVersions advertises and
+// what dispatch serves are this one table.
+type api struct {
+	key      int16
+	name     string
+	min, max int16
+	// handle fills p.resp, or leaves it to a goroutine of its own that
+	// closes p.done. An error closes the connection.
+	handle func(s *Server, c *conn, req kmsg.Request, p *pending) error
+}
+
+var (
+	apis     []api
+	apiByKey map[int16]*api
+)
+
+func init() {
+	apis = []api{
+		{key: 0, name: "Produce", min: 0, max: 11, handle: handleProduce},
+		{key: 1, name: "Fetch", min: 4, max: 12, handle: handleFetch},
+		{key: 2, name: "ListOffsets", min: 1, max: 8, handle: handleListOffsets},
+		{key: 3, name: "Metadata", min: 0, max: 12, handle: handleMetadata},
+		{key: 10, name: "FindCoordinator", min: 0, max: 4, handle: handleFindCoordinator},
+		{key: apiVersionsKey, name: "ApiVersions", min: 0, max: 4, handle: handleApiVersions},
+		{key: 19, name: "CreateTopics", min: 0, max: 7, handle: handleCreateTopics},
+		{key: 20, name: "DeleteTopics", min: 0, max: 6, handle: handleDeleteTopics},
+		{key: 22, name: "InitProducerId", min: 0, max: 4, handle: handleInitProducerID},
+	}
+	apiByKey = make(map[int16]*api, len(apis))
+	for i := range apis {
+		apiByKey[apis[i].key] = &apis[i]
+	}
+}
+
+func apiName(key int16) string {
+	if a, ok := apiByKey[key]; ok {
+		return a.name
+	}
+	return "key " + strconv.Itoa(int(key))
+}
+
+// tagReader reads a flexible header's tag section for kmsg.SkipTags.
+type tagReader struct {
+	src []byte
+	bad bool
+}
+
+func (r *tagReader) Uvarint() uint32 {
+	v, n := binary.Uvarint(r.src)
+	if n <= 0 || v > 1<<32-1 {
+		r.bad, r.src = true, nil
+		return 0
+	}
+	r.src = r.src[n:]
+	return uint32(v)
+}
+
+func (r *tagReader) Span(n int) []byte {
+	if n < 0 || n > len(r.src) {
+		r.bad, r.src = true, nil
+		return nil
+	}
+	s := r.src[:n]
+	r.src = r.src[n:]
+	return s
+}
+
+func (r *tagReader) Ok() bool { return !r.bad }
+
+// handle decodes one request frame and runs its handler: the one place
+// every request passes, where the metrics of a request are taken (see
+// finished). An error closes the connection: an unknown key, a version
+// not advertised, bytes that do not decode, or a request the handler
+// refuses so (Produce v0-2).
+func (s *Server) handle(c *conn, frame []byte) (*pending, error) {
+	key := int16(binary.BigEndian.Uint16(frame))
+	version := int16(binary.BigEndian.Uint16(frame[2:]))
+	corr := int32(binary.BigEndian.Uint32(frame[4:]))
+	rest := frame[8:]
+	// client_id: a nullable int16-length string, also in flexible headers.
+	n := int16(binary.BigEndian.Uint16(rest))
+	rest = rest[2:]
+	if n > 0 {
+		if int(n) > len(rest) {
+			return nil, fmt.Errorf("request header (key %d, correlation id %d): client id of %d bytes, %d bytes follow", key, corr, n, len(rest))
+		}
+		rest = rest[n:]
+	}
+	a, ok := apiByKey[key]
+	if !ok {
+		return nil, fmt.Errorf("request with unknown or unsupported API key %d (version %d, correlation id %d)", key, version, corr)
+	}
+	p := &pending{key: key, version: version, corr: corr, start: time.Now()}
+	if version < a.min || version > a.max {
+		if key == apiVersionsKey && version > a.max {
+			// KIP-511: a v0 body with UNSUPPORTED_VERSION and our
+			// range of ApiVersions, so the client retries within it.
+			resp := kmsg.NewPtrApiVersionsResponse()
+			resp.Version = 0
+			resp.ErrorCode = errUnsupportedVersion
+			k := kmsg.NewApiVersionsResponseApiKey()
+			k.ApiKey, k.MinVersion, k.MaxVersion = a.key, a.min, a.max
+			resp.ApiKeys = append(resp.ApiKeys, k)
+			p.resp = resp
+			p.setErr(errUnsupportedVersion)
+			return p, nil
+		}
+		return nil, fmt.Errorf("%s request at version %d, which was not advertised (%d to %d; correlation id %d)", a.name, version, a.min, a.max, corr)
+	}
+	req := kmsg.RequestForKey(key)
+	req.SetVersion(version)
+	if req.IsFlexible() {
+		tr := &tagReader{src: rest}
+		kmsg.SkipTags(tr)
+		if tr.bad {
+			return nil, fmt.Errorf("%s v%d request (correlation id %d): malformed header tags", a.name, version, corr)
+		}
+		rest = tr.src
+	}
+	if err := req.ReadFrom(rest); err != nil {
+		return nil, fmt.Errorf("%s v%d request (correlation id %d) does not decode: %w", a.name, version, corr, err)
+	}
+	if err := s.run(a, c, req, p); err != nil {
+		return nil, fmt.Errorf("%s v%d request (correlation id %d): %w", a.name, version, corr, err)
+	}
+	return p, nil
+}
+
+// run calls a's handler, turning a panic into a closed connection with
+// a log line (a bug, never a client's doing).
+func (s *Server) run(a *api, c *conn, req kmsg.Request, p *pending) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			s.log.Error("kafka handler panicked", "api", a.name, "version", p.version, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			err = fmt.Errorf("handler panicked: %v", v)
+		}
+	}()
+	return a.handle(s, c, req, p)
+}
+
+// later runs fn in a goroutine and closes p.done when it returns: the
+// response completes later, while the connection reads on. A panic is
+// logged and leaves the response as it was.
+func (s *Server) later(p *pending, fn func()) {
+	p.done = make(chan struct{})
+	go func() {
+		defer close(p.done)
+		defer func() {
+			if v := recover(); v != nil {
+				s.log.Error("kafka handler panicked", "api", apiName(p.key), "version", p.version, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			}
+		}()
+		fn()
+	}()
+}
+
+// finished is called once per request when its response is complete
+// (written or not): the hook for request metrics (API key, version,
+// error code, duration).
+func (s *Server) finished(p *pending) {
+	if p.errCode != 0 && s.log.Enabled(s.ctx, levelDebug) {
+		s.log.Debug("kafka request answered with an error", "api", apiName(p.key), "version", p.version, "error_code", p.errCode, "took", time.Since(p.start))
+	}
+}

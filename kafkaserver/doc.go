@@ -1,0 +1,116 @@
+// Package kafkaserver serves a logstore.Store over the Kafka protocol, as
+// a single-node Kafka broker: real Kafka producers (idempotent) and
+// consumers (direct, without groups) work against it, and the files they
+// fill stay Kafka's own.
+//
+// Requests and responses are decoded and encoded with franz-go's kmsg;
+// the package has no message codec of its own, only the frame and the
+// request header around kmsg's bodies.
+//
+// # Connection model
+//
+// Each connection has a read goroutine and a write goroutine. The reader
+// reads one frame (int32 size, checked against Config.MaxRequestBytes
+// before anything is allocated; the buffer then grows with the bytes
+// that come), decodes the header and the body, and runs the handler of
+// its API key (dispatch.go: handle, the one place every request passes,
+// and finished, where a request's key, version, error code and duration
+// are known once its response is complete). A handler either answers at
+// once or leaves its response pending in a goroutine of its own: a
+// produce waiting for its fsync (group commit) under SyncAlways, a fetch
+// waiting for data. The reader goes on to the next request meanwhile, so
+// the next produce's append does not wait for this one's fsync; appends
+// still happen in request order, in the reader. The writer writes the
+// responses in request order, each once it is complete. At most 8
+// requests per connection are read and not yet answered (kgo keeps 5
+// produce requests in flight); the reader waits beyond that.
+//
+// A write that does not finish within Config.WriteTimeout (a client that
+// does not read) closes the connection, and so does a client that sends
+// no request, or stops inside one, for Config.IdleTimeout. An unknown API key, a version
+// that was not advertised, a frame over the limit or one that does not
+// decode, and Produce v0-2 close the connection with one log line; a
+// panic in a handler is recovered, logged, and closes only that
+// connection. A produce with acks=0 is answered by nothing. Shutdown
+// stops accepting, stops every reader before its next request, answers
+// the requests already read (a waiting fetch answers at once with what
+// it has), then closes the connections; Close closes them at once.
+//
+// # APIs
+//
+// ApiVersions advertises exactly this table (and no features, so clients
+// use neither KIP-890 transactions nor fetch sessions by feature):
+//
+//	key  API              versions  notes
+//	 0   Produce          0-11      v0-2 close the connection (listed for librdkafka's feature check,
+//	                                as Kafka 4 does); acks other than 0, 1, -1: 21 per partition
+//	 1   Fetch            4-12      no sessions (SessionID 0; a request with a session id: 70)
+//	 2   ListOffsets      1-8
+//	 3   Metadata         0-12
+//	10   FindCoordinator  0-4       15 COORDINATOR_NOT_AVAILABLE for every key (no groups, no transactions)
+//	18   ApiVersions      0-4       above 4: a v0 body, error 35, only key 18's range (KIP-511)
+//	19   CreateTopics     0-7
+//	20   DeleteTopics     0-6
+//	22   InitProducerId   0-4       with a transactional id: 15 (no transaction coordinator)
+//
+// Every other key closes the connection. Produce answers each partition
+// with the store's typed outcome: accepted, error 0 and the base offset;
+// a duplicate, error 0 and the first copy's base offset, once that copy
+// is durable (never 46 DUPLICATE_SEQUENCE_NUMBER); an unknown producer
+// with a sequence other than 0, 59 UNKNOWN_PRODUCER_ID; a sequence gap or
+// a new epoch not at sequence 0, 45 OUT_OF_ORDER_SEQUENCE_NUMBER; an
+// older epoch, 47 INVALID_PRODUCER_EPOCH; bytes that do not decode (CRC,
+// size, magic, codec), 2 CORRUPT_MESSAGE; a bad timestamp, 32; any other
+// invalid batch (more than one batch, control batch, bad record), 87
+// INVALID_RECORD with the reason in ErrorMessage (v8+); larger than
+// max.message.bytes, 10 MESSAGE_TOO_LARGE; a non-transactional batch in
+// an open transaction, 48. An unknown topic or partition is 3 (or the
+// topic is created, with Config.AutoCreateTopics). A partition that
+// failed (an I/O error poisoned it) answers 56 KAFKA_STORAGE_ERROR and
+// is logged; one closed under the request, 6 NOT_LEADER_OR_FOLLOWER.
+// LogStartOffset is in every partition's answer, errors included;
+// LogAppendTime is -1. The server stamps PartitionLeaderEpoch 0 into each
+// batch it appends (bytes 12-15, outside the CRC), as a leader does.
+//
+// Fetch serves whole batches from the one that holds the fetch offset,
+// at least one even when it exceeds MaxBytes or PartitionMaxBytes, as
+// the segment bytes are on disk; an offset below the log start or above
+// the high watermark is 1 OFFSET_OUT_OF_RANGE, one at the high
+// watermark is an empty answer (or a long poll). LastStableOffset is the
+// high watermark (there are no transactions), AbortedTransactions is
+// empty, PreferredReadReplica -1. A fetch with fewer than MinBytes waits
+// up to MaxWaitMillis, woken each time a partition's DurableEnd moves
+// (Partition.DurableChanged), with one timer that it stops.
+//
+// ListOffsets: -2 and -4 the log start; -1 the high watermark; -3 (v7+)
+// the largest timestamp and the last offset of the batch that has it;
+// t >= 0 the first offset whose record timestamp is >= t, by the
+// segments' time indexes, with that record's timestamp; else offset and
+// timestamp -1. Leader epoch 0. No answer names an offset at or above the
+// high watermark.
+//
+// Topics, their ids and configs, the cluster id and producer ids are the
+// store's catalog (package catalog, opened by New): durable, so a restart
+// keeps the ids and never hands out a producer id twice. Metadata lists
+// one broker, node 0, at Config.Advertise or the address the client
+// connected to; it is the controller and the leader of every partition
+// (leader epoch 0, replicas and ISR [0]), with the catalog's cluster id
+// and topic ids (v10+). CreateTopics: a name by Kafka's rules (else 17),
+// replication factor 1 or -1 (else 38), partitions above 0 or -1 for
+// Config.DefaultPartitions (else 37), the configs the catalog supports
+// (retention.ms, retention.bytes, segment.bytes, segment.ms,
+// max.message.bytes; others and bad values 40), an existing name 36,
+// ValidateOnly. DeleteTopics by name, or by topic id (v6; unknown id
+// 100), removes the partition directories durably.
+//
+// # High watermark
+//
+// The high watermark of a partition is Partition.DurableEnd: under
+// SyncAlways the end of what is fsynced, so no consumer ever sees a batch
+// a crash of the machine could take back; under SyncInterval and
+// SyncNever the log end, which is all those modes promise an
+// acknowledged produce (a process crash loses nothing; a machine crash
+// can lose what was not yet synced, and then the offsets are assigned
+// again). A produce is answered, in every mode, once its batch is below
+// the high watermark.
+package kafkaserver

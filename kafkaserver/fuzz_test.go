@@ -1,0 +1,95 @@
+package kafkaserver
+
+import (
+	"bytes"
+	"io"
+	"log/slog"
+	"net"
+	"sync/atomic"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/logstore/logstore"
+)
+
+// FuzzConn feeds arbitrary bytes to a connection: the server never
+// panics (a handler panic would be logged and recovered, which the
+// fuzzer would not see, so the log is checked), answers or closes, and
+// allocates by the bytes received, not by the sizes they claim (frames
+// are bounded at 1 MiB here).
+func FuzzConn(f *testing.F) {
+	store, err := logstore.Open(f.TempDir(), logstore.Options{Sync: logstore.SyncNever})
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer store.Close()
+	logs := &panicWatch{}
+	srv, err := New(store, Config{MaxRequestBytes: 1 << 20, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer srv.Close()
+	if _, err := srv.cat.CreateTopic("t", 2, nil, false); err != nil {
+		f.Fatal(err)
+	}
+
+	seeds := []kmsg.Request{}
+	for _, v := range []int16{0, 3, 4} {
+		r := kmsg.NewPtrApiVersionsRequest()
+		r.Version = v
+		seeds = append(seeds, r)
+	}
+	m := kmsg.NewPtrMetadataRequest()
+	m.Version = 12
+	seeds = append(seeds, m)
+	seeds = append(seeds, produceReq(9, -1, "t", 0, batchOf(5, 0, 0, "a")), produceReq(3, 1, "t", 1, batchOf(-1, 0, 0, "b")))
+	seeds = append(seeds, fetchReq(12, "t", 0, 0, 0, 0), fetchReq(4, "t", 1, 0, 0, 0))
+	fc := kmsg.NewPtrFindCoordinatorRequest()
+	fc.Version = 4
+	fc.CoordinatorKeys = []string{"g"}
+	seeds = append(seeds, fc)
+	ip := kmsg.NewPtrInitProducerIDRequest()
+	ip.Version = 4
+	seeds = append(seeds, ip)
+	for _, r := range seeds {
+		f.Add(frame(r, 1))
+	}
+	f.Add([]byte{0, 0, 0, 10, 0, 18, 0, 5, 0, 0, 0, 1, 0xff, 0xff})
+	f.Add([]byte{0x7f, 0xff, 0xff, 0xff})
+
+	f.Fuzz(func(t *testing.T, data []byte) {
+		client, server := net.Pipe()
+		c := srv.serveConn(server)
+		if c == nil {
+			t.Fatal("server closed")
+		}
+		// Long-poll fetches answer at once: a pipelined input of fetches
+		// that wait would otherwise hold the connection (and the fuzzer)
+		// for their MaxWait.
+		c.cancel()
+		drained := make(chan struct{})
+		go func() {
+			io.Copy(io.Discard, client)
+			close(drained)
+		}()
+		client.Write(data)
+		client.Close()
+		<-drained
+		if msg := logs.panicked.Load(); msg != nil {
+			t.Fatalf("the server panicked: %s", *msg)
+		}
+	})
+}
+
+// panicWatch is a log sink that keeps only the first line about a
+// panic, so a long fuzz run does not grow a log.
+type panicWatch struct{ panicked atomic.Pointer[string] }
+
+func (w *panicWatch) Write(p []byte) (int, error) {
+	if bytes.Contains(p, []byte("panic")) {
+		s := string(p)
+		w.panicked.CompareAndSwap(nil, &s)
+	}
+	return len(p), nil
+}

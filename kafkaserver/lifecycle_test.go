@@ -1,0 +1,129 @@
+package kafkaserver
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/logstore/logstore"
+)
+
+// waitFor polls cond until it holds; the test's own deadline bounds it.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited 30s for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestSlowReaderClosed: a client that sends fetches and never reads
+// their responses is disconnected by the write deadline, and the server
+// serves others meanwhile.
+func TestSlowReaderClosed(t *testing.T) {
+	ts := startServer(t, logstore.Options{Sync: logstore.SyncNever}, Config{WriteTimeout: 100 * time.Millisecond})
+	ts.createTopic("t", 1)
+	c := ts.dial()
+	big := string(make([]byte, 200<<10))
+	for range 4 {
+		if got := producePart(t, c, 9, -1, "t", 0, batchOf(-1, 0, 0, big)); got.ErrorCode != 0 {
+			t.Fatal(got.ErrorCode)
+		}
+	}
+	slow := ts.dial()
+	go func() {
+		// Writes fail once the server has closed: stop then.
+		for range 200 {
+			if _, err := slow.nc.Write(frame(fetchReq(12, "t", 0, 0, 0, 0), 1)); err != nil {
+				return
+			}
+		}
+	}()
+	waitFor(t, "the slow reader to be closed", func() bool {
+		return strings.Contains(ts.logs.String(), "writing a response failed")
+	})
+	waitFor(t, "the slow reader's goroutines to end", func() bool { return ts.srv.numConns() == 1 })
+	if resp := apiVersions(t, c, 3); resp.ErrorCode != 0 {
+		t.Fatal("server stopped serving")
+	}
+}
+
+// TestIdleConnectionsShutdown: 1,000 idle connections are served, and
+// Shutdown closes them all and returns.
+func TestIdleConnectionsShutdown(t *testing.T) {
+	ts := startServer(t, logstore.Options{}, Config{})
+	const n = 1000
+	conns := make([]net.Conn, n)
+	for i := range conns {
+		nc, err := net.Dial("tcp", ts.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer nc.Close()
+		conns[i] = nc
+	}
+	waitFor(t, "the server to accept every connection", func() bool { return ts.srv.numConns() == n })
+	// One of them is used, and still answered.
+	c := &rawClient{t: t, nc: conns[0]}
+	if resp := apiVersions(t, c, 0); resp.ErrorCode != 0 {
+		t.Fatal(resp.ErrorCode)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := ts.srv.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := ts.srv.numConns(); got != 0 {
+		t.Fatalf("%d connections left after Shutdown", got)
+	}
+	for i, nc := range conns {
+		if _, err := nc.Read(make([]byte, 1)); !errors.Is(err, io.EOF) {
+			t.Fatalf("connection %d after Shutdown: %v, want EOF", i, err)
+		}
+	}
+	if _, err := net.Dial("tcp", ts.addr); err == nil {
+		t.Fatal("the listener still accepts after Shutdown")
+	}
+}
+
+// TestShutdownAnswersInFlight: a long-poll fetch waiting when Shutdown
+// begins is answered (empty), then the connection closes.
+func TestShutdownAnswersInFlight(t *testing.T) {
+	ts := startServer(t, logstore.Options{}, Config{})
+	ts.createTopic("t", 1)
+	c := ts.dial()
+	r := fetchReq(12, "t", 0, 0, 600_000, 1)
+	corr := c.send(r)
+	waitFor(t, "the fetch to wait", func() bool { return ts.srv.longPolls.Load() == 1 })
+	done := make(chan error, 1)
+	go func() { done <- ts.srv.Shutdown(context.Background()) }()
+	resp := c.read(r, corr).(*kmsg.FetchResponse)
+	if sp := resp.Topics[0].Partitions[0]; sp.ErrorCode != 0 || len(sp.RecordBatches) != 0 {
+		t.Fatalf("fetch answered at shutdown: %+v", sp)
+	}
+	c.expectClosed()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestIdleTimeout: a connection that sends nothing, or stops inside a
+// frame, is closed after the idle timeout.
+func TestIdleTimeout(t *testing.T) {
+	ts := startServer(t, logstore.Options{}, Config{IdleTimeout: 50 * time.Millisecond})
+	idle, partial := ts.dial(), ts.dial()
+	if _, err := partial.nc.Write([]byte{0, 0, 0, 100, 0, 18}); err != nil {
+		t.Fatal(err)
+	}
+	idle.expectClosed()
+	partial.expectClosed()
+}

@@ -1,0 +1,104 @@
+package kafkaserver
+
+import (
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/logstore/logstore"
+	"github.com/logstore/logstore/recordbatch"
+)
+
+// The special timestamps of ListOffsets.
+const (
+	listLatest        = -1
+	listEarliest      = -2
+	listMaxTimestamp  = -3
+	listEarliestLocal = -4
+)
+
+// handleListOffsets answers ListOffsets v1-8: -2 and -4 the log start,
+// -1 the high watermark (also under read_committed: there are no
+// transactions, so the last stable offset is the high watermark), -3
+// (v7+) the offset of the batch with the largest timestamp, t >= 0 the
+// first offset whose timestamp is >= t by the time index. Leader epoch
+// 0. Nothing at or past the high watermark is ever named.
+func handleListOffsets(s *Server, c *conn, req kmsg.Request, p *pending) error {
+	r := req.(*kmsg.ListOffsetsRequest)
+	resp := r.ResponseKind().(*kmsg.ListOffsetsResponse)
+	for _, rt := range r.Topics {
+		st := kmsg.NewListOffsetsResponseTopic()
+		st.Topic = rt.Topic
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewListOffsetsResponseTopicPartition()
+			sp.Partition = rp.Partition
+			sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, -1, -1
+			part, code := s.partition(rt.Topic, rp.Partition, false)
+			if code == errNone {
+				code = s.listOffset(part, rp.Timestamp, &sp)
+			}
+			sp.ErrorCode = code
+			p.setErr(code)
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	p.resp = resp
+	return nil
+}
+
+func (s *Server) listOffset(part *logstore.Partition, ts int64, sp *kmsg.ListOffsetsResponseTopicPartition) int16 {
+	hwm := part.DurableEnd()
+	sp.LeaderEpoch = 0
+	switch ts {
+	case listEarliest, listEarliestLocal:
+		sp.Offset = part.StartOffset()
+		return errNone
+	case listLatest:
+		sp.Offset = hwm
+		return errNone
+	case listMaxTimestamp:
+		mts, off, err := part.MaxTimestamp()
+		if err != nil {
+			return s.failureCode("list offsets", part.ID(), err)
+		}
+		if off >= 0 && off < hwm {
+			sp.Timestamp, sp.Offset = mts, off
+		}
+		return errNone
+	}
+	if ts < 0 {
+		return errInvalidRequest
+	}
+	off, err := part.OffsetForTime(ts)
+	if err != nil {
+		return s.failureCode("list offsets", part.ID(), err)
+	}
+	if off < 0 || off >= hwm {
+		return errNone
+	}
+	rts, err := recordTimestamp(part, off)
+	if err != nil {
+		return s.failureCode("list offsets", part.ID(), err)
+	}
+	sp.Timestamp, sp.Offset = rts, off
+	return errNone
+}
+
+// recordTimestamp returns the timestamp of the record at offset.
+func recordTimestamp(part *logstore.Partition, offset int64) (int64, error) {
+	data, err := part.Read(offset, 1)
+	if err != nil {
+		return -1, err
+	}
+	// Read returns exactly the batch that holds offset when asked for
+	// one byte.
+	var rr recordbatch.RecordReader
+	if err := rr.Reset(recordbatch.Batch(data), 0); err != nil {
+		return -1, err
+	}
+	for rr.Next() {
+		if rr.Record().Offset == offset {
+			return rr.Record().Timestamp, nil
+		}
+	}
+	return -1, rr.Err()
+}

@@ -1,0 +1,116 @@
+package kafkaserver
+
+import (
+	"net"
+	"strconv"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// nodeID is this broker's node id: the only one, leader of every
+// partition and controller.
+const nodeID = 0
+
+// handleMetadata answers one broker (this one, at Config.Advertise or
+// the address the client connected to), the cluster id, this broker as
+// controller, and the topics asked for (all of them for a null list, v1+,
+// or an empty one, v0), each partition led by this broker at leader
+// epoch 0 with itself as the only replica. A topic that does not exist
+// is created when AutoCreateTopics is set and the request allows it
+// (v4+: AllowAutoTopicCreation; before v4 always), else answered 3.
+func handleMetadata(s *Server, c *conn, req kmsg.Request, p *pending) error {
+	r := req.(*kmsg.MetadataRequest)
+	resp := r.ResponseKind().(*kmsg.MetadataResponse)
+	b := kmsg.NewMetadataResponseBroker()
+	b.NodeID = nodeID
+	b.Host, b.Port = s.advertised(c)
+	resp.Brokers = append(resp.Brokers, b)
+	cluster := s.cat.ClusterID()
+	resp.ClusterID = &cluster
+	resp.ControllerID = nodeID
+
+	all := r.Topics == nil || (r.Version == 0 && len(r.Topics) == 0)
+	if all {
+		for _, t := range s.cat.Topics() {
+			resp.Topics = append(resp.Topics, metadataTopic(t))
+		}
+	}
+	for _, rt := range r.Topics {
+		if rt.Topic == nil {
+			// By topic id (v10+).
+			mt := kmsg.NewMetadataResponseTopic()
+			mt.TopicID = rt.TopicID
+			mt.ErrorCode = errUnknownTopicID
+			for _, t := range s.cat.Topics() {
+				if t.ID == rt.TopicID {
+					mt = metadataTopic(t)
+					break
+				}
+			}
+			p.setErr(mt.ErrorCode)
+			resp.Topics = append(resp.Topics, mt)
+			continue
+		}
+		name := *rt.Topic
+		t, ok := s.cat.Topic(name)
+		if !ok && s.cfg.AutoCreateTopics && (r.Version < 4 || r.AllowAutoTopicCreation) {
+			var code int16
+			if t, code = s.autoCreate(name); code != errNone {
+				mt := kmsg.NewMetadataResponseTopic()
+				mt.Topic = &name
+				mt.ErrorCode = code
+				p.setErr(code)
+				resp.Topics = append(resp.Topics, mt)
+				continue
+			}
+			ok = true
+		}
+		if !ok {
+			mt := kmsg.NewMetadataResponseTopic()
+			mt.Topic = &name
+			mt.ErrorCode = errUnknownTopicOrPartition
+			p.setErr(mt.ErrorCode)
+			resp.Topics = append(resp.Topics, mt)
+			continue
+		}
+		resp.Topics = append(resp.Topics, metadataTopic(t))
+	}
+	p.resp = resp
+	return nil
+}
+
+func metadataTopic(t topic) kmsg.MetadataResponseTopic {
+	mt := kmsg.NewMetadataResponseTopic()
+	name := t.Name
+	mt.Topic = &name
+	mt.TopicID = t.ID
+	for i := range t.Partitions {
+		mp := kmsg.NewMetadataResponseTopicPartition()
+		mp.Partition = i
+		mp.Leader = nodeID
+		mp.LeaderEpoch = 0
+		mp.Replicas = []int32{nodeID}
+		mp.ISR = []int32{nodeID}
+		mp.OfflineReplicas = []int32{}
+		mt.Partitions = append(mt.Partitions, mp)
+	}
+	return mt
+}
+
+// advertised is the host and port clients dial: Config.Advertise, or
+// the local address of the connection.
+func (s *Server) advertised(c *conn) (string, int32) {
+	addr := s.cfg.Advertise
+	if addr == "" {
+		addr = c.nc.LocalAddr().String()
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr, -1
+	}
+	n, err := strconv.ParseInt(port, 10, 32)
+	if err != nil {
+		return host, -1
+	}
+	return host, int32(n)
+}

@@ -1,0 +1,271 @@
+package kafkaserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/logstore/logstore"
+)
+
+// DefaultMaxRequestBytes is Config.MaxRequestBytes when it is 0: Kafka's
+// socket.request.max.bytes.
+const DefaultMaxRequestBytes = 100 << 20
+
+// DefaultWriteTimeout is Config.WriteTimeout when it is 0.
+const DefaultWriteTimeout = 30 * time.Second
+
+// DefaultIdleTimeout is Config.IdleTimeout when it is 0 (Kafka's
+// connections.max.idle.ms).
+const DefaultIdleTimeout = 10 * time.Minute
+
+// maxInFlight bounds the requests one connection has read and not yet
+// answered (kgo keeps up to 5 produce requests in flight).
+const maxInFlight = 8
+
+// ErrServerClosed is what Serve returns after Shutdown or Close.
+var ErrServerClosed = errors.New("kafkaserver: server closed")
+
+// Config configures a Server. The zero value serves with the defaults.
+type Config struct {
+	// Advertise is the host:port Metadata gives clients to dial; "" is
+	// the address of the listener the request came in on.
+	Advertise string
+	// MaxRequestBytes bounds a request frame; 0 is
+	// DefaultMaxRequestBytes. A larger frame closes its connection.
+	MaxRequestBytes int32
+	// AutoCreateTopics creates a topic that Metadata (when the request
+	// allows it) or Produce names and that does not exist, with
+	// DefaultPartitions partitions.
+	AutoCreateTopics bool
+	// DefaultPartitions is the partition count of an auto-created topic
+	// and of CreateTopics with -1; 0 is 1.
+	DefaultPartitions int32
+	// WriteTimeout bounds the writing of one response: a client that
+	// does not read its responses for that long is disconnected. 0 is
+	// DefaultWriteTimeout.
+	WriteTimeout time.Duration
+	// IdleTimeout closes a connection that sends no request (or stops
+	// in the middle of one) for that long, as Kafka's
+	// connections.max.idle.ms; 0 is DefaultIdleTimeout.
+	IdleTimeout time.Duration
+	// Logger receives one line per closed-on-error connection and per
+	// failure; nil is slog.Default().
+	Logger *slog.Logger
+}
+
+// Server serves one logstore.Store over the Kafka protocol. Create it
+// with New; it is safe for concurrent use.
+type Server struct {
+	store *logstore.Store
+	cfg   Config
+	log   *slog.Logger
+	cat   topicCatalog
+
+	// ctx ends at Shutdown or Close: long-poll fetches return early.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu        sync.Mutex
+	listeners map[net.Listener]struct{}
+	conns     map[*conn]struct{}
+	shutting  bool
+	connsDone chan struct{} // closed once conns is empty while shutting
+	doneSent  bool
+	wg        sync.WaitGroup
+	closeOnce sync.Once
+	closeErr  error
+
+	longPolls atomic.Int64 // fetches waiting for data
+}
+
+// New returns a server of store. It opens the store's topic catalog; the
+// server does not own the store: close it after Shutdown or Close.
+func New(store *logstore.Store, cfg Config) (*Server, error) {
+	if cfg.MaxRequestBytes <= 0 {
+		cfg.MaxRequestBytes = DefaultMaxRequestBytes
+	}
+	if cfg.DefaultPartitions <= 0 {
+		cfg.DefaultPartitions = 1
+	}
+	if cfg.WriteTimeout <= 0 {
+		cfg.WriteTimeout = DefaultWriteTimeout
+	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	cat, err := openCatalog(store)
+	if err != nil {
+		return nil, fmt.Errorf("kafkaserver: %w", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Server{
+		store:     store,
+		cfg:       cfg,
+		log:       cfg.Logger,
+		cat:       cat,
+		ctx:       ctx,
+		cancel:    cancel,
+		listeners: make(map[net.Listener]struct{}),
+		conns:     make(map[*conn]struct{}),
+		connsDone: make(chan struct{}),
+	}, nil
+}
+
+// Serve accepts connections on ln and serves each in goroutines of its
+// own, until Shutdown or Close, when it returns ErrServerClosed. It
+// closes ln when it returns.
+func (s *Server) Serve(ln net.Listener) error {
+	s.mu.Lock()
+	if s.shutting {
+		s.mu.Unlock()
+		ln.Close()
+		return ErrServerClosed
+	}
+	s.listeners[ln] = struct{}{}
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.listeners, ln)
+		s.mu.Unlock()
+		ln.Close()
+	}()
+	var backoff time.Duration
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if s.isShutting() {
+				return ErrServerClosed
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				// A transient accept failure (as net/http handles it).
+				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+				s.log.Warn("kafka accept failed; retrying", "err", err, "in", backoff)
+				time.Sleep(backoff)
+				continue
+			}
+			return fmt.Errorf("kafkaserver: accept: %w", err)
+		}
+		backoff = 0
+		if s.serveConn(nc) == nil {
+			return ErrServerClosed
+		}
+	}
+}
+
+// serveConn serves nc in goroutines of its own; nil (and nc closed)
+// when the server is shutting down.
+func (s *Server) serveConn(nc net.Conn) *conn {
+	c := newConn(s, nc)
+	s.mu.Lock()
+	if s.shutting {
+		s.mu.Unlock()
+		nc.Close()
+		return nil
+	}
+	s.conns[c] = struct{}{}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	go c.serve()
+	return c
+}
+
+// numConns is the number of connections being served.
+func (s *Server) numConns() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.conns)
+}
+
+func (s *Server) isShutting() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.shutting
+}
+
+// forget drops c once both its goroutines have ended.
+func (s *Server) forget(c *conn) {
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.checkDoneLocked()
+	s.mu.Unlock()
+	s.wg.Done()
+}
+
+// checkDoneLocked closes connsDone when shutting down and no connection
+// is left. The caller holds mu.
+func (s *Server) checkDoneLocked() {
+	if s.shutting && len(s.conns) == 0 && !s.doneSent {
+		s.doneSent = true
+		close(s.connsDone)
+	}
+}
+
+// beginShutdown stops accepting and stops every connection's reader.
+// It returns the channel closed when the last connection has ended.
+func (s *Server) beginShutdown() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.shutting {
+		s.shutting = true
+		s.cancel()
+		for ln := range s.listeners {
+			ln.Close()
+		}
+	}
+	for c := range s.conns {
+		c.stopReading()
+	}
+	s.checkDoneLocked()
+	return s.connsDone
+}
+
+// Shutdown stops accepting connections, stops reading requests, answers
+// the requests already read (long-poll fetches answer at once with what
+// they have), closes every connection and the catalog. It does not close
+// the store. When ctx ends first, it closes the connections still open
+// and returns ctx's error.
+func (s *Server) Shutdown(ctx context.Context) error {
+	done := s.beginShutdown()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		s.closeConns()
+		s.wg.Wait()
+		return errors.Join(ctx.Err(), s.closeCatalog())
+	}
+	s.wg.Wait()
+	return s.closeCatalog()
+}
+
+// Close closes the listeners and every connection at once, without
+// answering what is in flight, and the catalog. It does not close the
+// store.
+func (s *Server) Close() error {
+	s.beginShutdown()
+	s.closeConns()
+	s.wg.Wait()
+	return s.closeCatalog()
+}
+
+func (s *Server) closeConns() {
+	s.mu.Lock()
+	for c := range s.conns {
+		c.nc.Close()
+	}
+	s.mu.Unlock()
+}
+
+func (s *Server) closeCatalog() error {
+	s.closeOnce.Do(func() { s.closeErr = s.cat.Close() })
+	return s.closeErr
+}

@@ -1,0 +1,267 @@
+package logstore_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/logstore/logstore"
+	"github.com/logstore/logstore/kafkaserver"
+	"github.com/logstore/logstore/vfs"
+)
+
+// This test lives here, not in package kafkaserver, because it needs
+// Options.WithFS (export_test.go) to hold an fsync.
+
+// kafkaProduce is a Produce v9 request of batch to topic-0, acks=-1.
+func kafkaProduce(batch []byte) *kmsg.ProduceRequest {
+	r := kmsg.NewPtrProduceRequest()
+	r.Version, r.Acks, r.TimeoutMillis = 9, -1, 5000
+	rt := kmsg.NewProduceRequestTopic()
+	rt.Topic = "t"
+	rp := kmsg.NewProduceRequestTopicPartition()
+	rp.Records = batch
+	rt.Partitions = append(rt.Partitions, rp)
+	r.Topics = append(r.Topics, rt)
+	return r
+}
+
+func kafkaSend(t *testing.T, nc net.Conn, req kmsg.Request, corr int32) {
+	t.Helper()
+	b := []byte{0, 0, 0, 0}
+	b = binary.BigEndian.AppendUint16(b, uint16(req.Key()))
+	b = binary.BigEndian.AppendUint16(b, uint16(req.GetVersion()))
+	b = binary.BigEndian.AppendUint32(b, uint32(corr))
+	b = binary.BigEndian.AppendUint16(b, 0xffff)
+	if req.IsFlexible() {
+		b = append(b, 0)
+	}
+	b = req.AppendTo(b)
+	binary.BigEndian.PutUint32(b, uint32(len(b)-4))
+	if _, err := nc.Write(b); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func kafkaProduceAnswer(t *testing.T, nc net.Conn, req *kmsg.ProduceRequest, corr int32) kmsg.ProduceResponseTopicPartition {
+	t.Helper()
+	var size [4]byte
+	if _, err := io.ReadFull(nc, size[:]); err != nil {
+		t.Fatal(err)
+	}
+	body := make([]byte, binary.BigEndian.Uint32(size[:]))
+	if _, err := io.ReadFull(nc, body); err != nil {
+		t.Fatal(err)
+	}
+	if got := int32(binary.BigEndian.Uint32(body)); got != corr {
+		t.Fatalf("correlation id %d, want %d", got, corr)
+	}
+	resp := req.ResponseKind()
+	if err := resp.ReadFrom(body[5:]); err != nil { // corr, tag byte
+		t.Fatal(err)
+	}
+	return resp.(*kmsg.ProduceResponse).Topics[0].Partitions[0]
+}
+
+// TestKafkaProduceDoesNotHoldNextAppend: while one produce waits for its
+// fsync (held), the next produce on the same connection is appended; the
+// answers come in order once the fsync ends, and a duplicate of the
+// first batch sent on another connection meanwhile is answered with the
+// first copy's offset, not before the first copy is durable.
+func TestKafkaProduceDoesNotHoldNextAppend(t *testing.T) {
+	h := &heldSyncFS{FS: vfs.OS, entered: make(chan struct{}, 1), release: make(chan struct{})}
+	s := openStore(t, t.TempDir(), logstore.Options{}.WithFS(h))
+	p := openPartition(t, s, "t", 0) // the topic: its partition directory
+	srv, err := kafkaserver.New(s, kafkaserver.Config{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	defer srv.Shutdown(context.Background())
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	other, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+
+	h.hold.Store(true)
+	first := kafkaProduce(producerBatch(4, 0, 0, 1, recent))
+	kafkaSend(t, c, first, 1)
+	<-h.entered // the first produce's fsync has begun, and is held
+	second := kafkaProduce(producerBatch(4, 0, 1, 1, recent))
+	kafkaSend(t, c, second, 2)
+	dup := kafkaProduce(producerBatch(4, 0, 0, 1, recent))
+	kafkaSend(t, other, dup, 1)
+	for deadline := time.Now().Add(30 * time.Second); p.EndOffset() != 2; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			close(h.release)
+			t.Fatalf("the second produce was not appended while the first one's fsync was held (log end %d)", p.EndOffset())
+		}
+	}
+	if d := p.DurableEnd(); d != 0 {
+		t.Fatalf("DurableEnd %d while the first fsync is held", d)
+	}
+	close(h.release)
+	for i, want := range []struct {
+		r    *kmsg.ProduceRequest
+		corr int32
+		c    net.Conn
+		base int64
+	}{{first, 1, c, 0}, {second, 2, c, 1}, {dup, 1, other, 0}} {
+		sp := kafkaProduceAnswer(t, want.c, want.r, want.corr)
+		if sp.ErrorCode != 0 || sp.BaseOffset != want.base {
+			t.Fatalf("answer %d: %+v, want base %d", i, sp, want.base)
+		}
+		if d := p.DurableEnd(); d <= want.base {
+			t.Fatalf("answer %d (base %d) came with DurableEnd %d", i, want.base, d)
+		}
+	}
+}
+
+// failSyncFS fails every .log fsync once fail is set.
+type failSyncFS struct {
+	vfs.FS
+	fail atomic.Bool
+}
+
+func (f *failSyncFS) OpenFile(name string, flag int, perm fs.FileMode) (vfs.File, error) {
+	file, err := f.FS.OpenFile(name, flag, perm)
+	if err != nil || !strings.HasSuffix(name, ".log") {
+		return file, err
+	}
+	return &failSyncFile{File: file, fs: f}, nil
+}
+
+type failSyncFile struct {
+	vfs.File
+	fs *failSyncFS
+}
+
+func (f *failSyncFile) Sync() error {
+	if f.fs.fail.Load() {
+		return errors.New("injected fsync failure")
+	}
+	return f.File.Sync()
+}
+
+// TestKafkaProducePoisoned: a produce whose fsync fails is answered
+// KAFKA_STORAGE_ERROR (56, on which clients retry), never success, and
+// logged; the poisoned partition answers 56 from then on.
+func TestKafkaProducePoisoned(t *testing.T) {
+	f := &failSyncFS{FS: vfs.OS}
+	s := openStore(t, t.TempDir(), logstore.Options{}.WithFS(f))
+	openPartition(t, s, "t", 0)
+	var logs bytes.Buffer
+	var mu sync.Mutex
+	srv, err := kafkaserver.New(s, kafkaserver.Config{Logger: slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return logs.Write(p)
+	}), nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	defer srv.Shutdown(context.Background())
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	f.fail.Store(true)
+	for i := range 2 {
+		req := kafkaProduce(batchOf("x"))
+		kafkaSend(t, c, req, int32(i))
+		if sp := kafkaProduceAnswer(t, c, req, int32(i)); sp.ErrorCode != 56 || sp.BaseOffset != -1 {
+			t.Fatalf("produce %d on a failing disk: %+v, want error 56", i, sp)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !strings.Contains(logs.String(), "injected fsync failure") {
+		t.Fatalf("the failure was not logged:\n%s", logs.String())
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (w writerFunc) Write(p []byte) (int, error) { return w(p) }
+
+// TestKafkaProducerExpiry: a kgo idempotent producer (acks=all) idle
+// past the store's producer expiry gets 59 UNKNOWN_PRODUCER_ID for its
+// next batch, bumps its epoch, and goes on: every record is in the log
+// exactly once, in order. (With StopProducerOnDataLossDetected kgo
+// fails the batch instead: it treats 59 as data loss unless the log
+// start has passed its last acknowledged offset; sink.go.)
+func TestKafkaProducerExpiry(t *testing.T) {
+	var clock atomic.Int64
+	clock.Store(time.Now().UnixNano())
+	now := func() time.Time { return time.Unix(0, clock.Load()) }
+	s := openStore(t, t.TempDir(), logstore.Options{ProducerExpiry: time.Minute}.WithClock(now))
+	p := openPartition(t, s, "t", 0)
+	srv, err := kafkaserver.New(s, kafkaserver.Config{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	defer srv.Shutdown(context.Background())
+	cl, err := kgo.NewClient(kgo.SeedBrokers(ln.Addr().String()), kgo.DefaultProduceTopic("t"),
+		kgo.RequiredAcks(kgo.AllISRAcks()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var epochs []int16
+	for i := range 20 {
+		if i == 10 {
+			clock.Add(int64(2 * time.Minute))
+		}
+		r := &kgo.Record{Value: fmt.Appendf(nil, "v%02d", i)}
+		if err := cl.ProduceSync(ctx, r).FirstErr(); err != nil {
+			t.Fatalf("record %d: %v", i, err)
+		}
+		if r.Offset != int64(i) {
+			t.Fatalf("record %d acknowledged at offset %d", i, r.Offset)
+		}
+		epochs = append(epochs, r.ProducerEpoch)
+	}
+	if epochs[19] <= epochs[0] {
+		t.Fatalf("producer epochs %v: kgo did not bump its epoch after the expiry", epochs)
+	}
+	if end := p.EndOffset(); end != 20 {
+		t.Fatalf("log end %d, want 20", end)
+	}
+}

@@ -1,0 +1,218 @@
+package logstore
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/logstore/logstore/vfs"
+)
+
+// ErrTopicDeleting: Store.Partition was asked for a partition of a topic
+// that Store.DeleteTopic is removing at that moment.
+var ErrTopicDeleting = errors.New("topic being deleted")
+
+// deleteDirSuffix ends the name a partition directory is renamed to when
+// its topic is deleted, as Kafka names it: <topic>-<partition>.<32 hex
+// digits>-delete. parsePartitionDir does not parse such a name, so
+// Partitions never lists it.
+const deleteDirSuffix = "-delete"
+
+// maxDirNameLen is the longest directory name most filesystems take;
+// Kafka shortens the topic in a -delete name to stay within it.
+const maxDirNameLen = 255
+
+// deleteDirName is the name id's directory is renamed to before it is
+// removed: Kafka's, with a random unique id, the topic cut short if the
+// whole would pass 255 bytes.
+func deleteDirName(id PartitionID) (string, error) {
+	var u [16]byte
+	if _, err := rand.Read(u[:]); err != nil {
+		return "", err
+	}
+	suffix := "-" + strconv.FormatInt(int64(id.Partition), 10) + "." + hex.EncodeToString(u[:]) + deleteDirSuffix
+	topic := id.Topic
+	if n := maxDirNameLen - len(suffix); len(topic) > n {
+		topic = topic[:n]
+	}
+	return topic + suffix, nil
+}
+
+// isDeleteDirName reports whether name is one deleteDirName makes (or
+// Kafka makes for a deleted log): <anything>-<digits>.<32 hex>-delete.
+func isDeleteDirName(name string) bool {
+	rest, ok := strings.CutSuffix(name, deleteDirSuffix)
+	if !ok || len(rest) < 33 {
+		return false
+	}
+	uid := rest[len(rest)-32:]
+	for i := 0; i < len(uid); i++ {
+		c := uid[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	rest = rest[:len(rest)-32]
+	rest, ok = strings.CutSuffix(rest, ".")
+	if !ok {
+		return false
+	}
+	i := strings.LastIndexByte(rest, '-')
+	if i < 0 || i == len(rest)-1 {
+		return false
+	}
+	for _, c := range rest[i+1:] {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// DeleteTopic removes every partition directory of topic, durably:
+//
+//  1. Partition refuses the topic (ErrTopicDeleting) until DeleteTopic
+//     returns; the topic's open partitions are closed (a *Partition held
+//     elsewhere then fails with ErrClosed). A partition that fails to
+//     close cleanly does not stop the deletion: its data is going.
+//  2. Each partition directory is renamed to <topic>-<p>.<unique>-delete
+//     (Kafka's name for a log being deleted), which Partitions never
+//     lists, and the store directory is synced: from then on the topic is
+//     gone, whatever a crash leaves of the rest.
+//  3. The renamed directories are removed and the store directory is
+//     synced again. Open removes what a crash left of them.
+//
+// So after a crash the topic's partitions are each either whole or gone;
+// a caller that needs the topic wholly gone (package catalog) records the
+// deletion first and calls DeleteTopic again after Open. A topic with no
+// partition directory is no error. The topic's options (SetTopicOptions)
+// stay set. A name Kafka would not accept is refused with an error
+// wrapping ErrInvalidName.
+func (s *Store) DeleteTopic(topic string) error {
+	if err := (PartitionID{Topic: topic}).Validate(); err != nil {
+		return fmt.Errorf("logstore: delete topic %q in store %s: %w", topic, s.dir, err)
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return fmt.Errorf("logstore: delete topic %q in store %s: %w", topic, s.dir, ErrClosed)
+	}
+	if s.deleting[topic] {
+		s.mu.Unlock()
+		return fmt.Errorf("logstore: delete topic %q in store %s: %w", topic, s.dir, ErrTopicDeleting)
+	}
+	if s.deleting == nil {
+		s.deleting = make(map[string]bool)
+	}
+	s.deleting[topic] = true
+	var open []*partEntry
+	for id, e := range s.parts {
+		if id.Topic == topic {
+			open = append(open, e)
+		}
+	}
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.deleting, topic)
+		s.mu.Unlock()
+	}()
+
+	for _, e := range open {
+		<-e.ready
+		if e.p != nil {
+			_ = e.p.Close() // see step 1 of the doc
+		}
+	}
+	if err := deleteTopicDirs(s.fs, s.dir, topic); err != nil {
+		return fmt.Errorf("logstore: delete topic %q in store %s: %w", topic, s.dir, err)
+	}
+	return nil
+}
+
+// deleteTopicDirs is steps 2 and 3 of DeleteTopic.
+func deleteTopicDirs(fsys vfs.FS, dir, topic string) error {
+	parts, err := listPartitionDirs(fsys, dir)
+	if err != nil {
+		return err
+	}
+	var renamed []string
+	for _, p := range parts {
+		if p.id.Topic != topic || p.err != nil {
+			continue // not this topic, or not a directory
+		}
+		name, err := deleteDirName(p.id)
+		if err != nil {
+			return err
+		}
+		if err := fsys.Rename(filepath.Join(dir, p.name), filepath.Join(dir, name)); err != nil {
+			return err
+		}
+		renamed = append(renamed, name)
+	}
+	if len(renamed) == 0 {
+		return nil
+	}
+	if err := fsys.SyncDir(dir); err != nil {
+		return err
+	}
+	for _, name := range renamed {
+		if err := removeAll(fsys, filepath.Join(dir, name)); err != nil {
+			return err
+		}
+	}
+	return fsys.SyncDir(dir)
+}
+
+// removeDeletedDirs removes what an interrupted DeleteTopic (or Kafka's
+// deletion of a log) left in dir: entries named by deleteDirName.
+func removeDeletedDirs(fsys vfs.FS, dir string) error {
+	names, err := fsys.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	removed := false
+	for _, name := range names {
+		if !isDeleteDirName(name) {
+			continue
+		}
+		if err := removeAll(fsys, filepath.Join(dir, name)); err != nil {
+			return fmt.Errorf("remove %s, left by a topic deletion: %w", name, err)
+		}
+		removed = true
+	}
+	if !removed {
+		return nil
+	}
+	return fsys.SyncDir(dir)
+}
+
+// removeAll removes path and, if it is a directory (not a symbolic link
+// to one), everything below it, through fsys. A path that does not exist
+// is no error.
+func removeAll(fsys vfs.FS, path string) error {
+	fi, err := fsys.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if fi.IsDir() {
+		names, err := fsys.ReadDir(path)
+		if err != nil {
+			return err
+		}
+		for _, name := range names {
+			if err := removeAll(fsys, filepath.Join(path, name)); err != nil {
+				return err
+			}
+		}
+	}
+	return fsys.Remove(path)
+}

@@ -1,0 +1,151 @@
+package logstore_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/logstore/logstore"
+)
+
+func TestDeleteTopic(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir, logstore.Options{})
+	var held *logstore.Partition
+	for _, id := range []logstore.PartitionID{{Topic: "gone", Partition: 0}, {Topic: "gone", Partition: 1}, {Topic: "kept", Partition: 0}, {Topic: "gone.x", Partition: 0}} {
+		p := openPartition(t, s, id.Topic, id.Partition)
+		if _, err := p.Append(batchOf("a", "b")); err != nil {
+			t.Fatal(err)
+		}
+		if id.Topic == "gone" {
+			held = p
+		}
+	}
+	if err := s.DeleteTopic("gone"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := held.Append(batchOf("c")); !errors.Is(err, logstore.ErrClosed) {
+		t.Errorf("append to a partition of a deleted topic: %v, want ErrClosed", err)
+	}
+	want := []logstore.PartitionID{{Topic: "gone.x", Partition: 0}, {Topic: "kept", Partition: 0}}
+	ids, err := s.Partitions()
+	if err != nil || !slices.Equal(ids, want) {
+		t.Fatalf("Partitions = %v, %v; want %v", ids, err, want)
+	}
+	if got := listDir(t, dir); slices.ContainsFunc(got, func(n string) bool { return n == "gone-0" || n == "gone-1" }) {
+		t.Fatalf("store directory still holds %v", got)
+	}
+	// Deleting a topic without directories is no error; a bad name is.
+	if err := s.DeleteTopic("never"); err != nil {
+		t.Errorf("DeleteTopic of an absent topic: %v", err)
+	}
+	if err := s.DeleteTopic("../x"); !errors.Is(err, logstore.ErrInvalidName) {
+		t.Errorf("DeleteTopic(../x): %v, want ErrInvalidName", err)
+	}
+	// The topic can be made again, empty.
+	p := openPartition(t, s, "gone", 0)
+	if p.EndOffset() != 0 {
+		t.Errorf("a recreated partition ends at %d, want 0", p.EndOffset())
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openStore(t, dir, logstore.Options{})
+	ids, err = s.Partitions()
+	if err != nil || len(ids) != 3 {
+		t.Fatalf("after reopen Partitions = %v, %v", ids, err)
+	}
+}
+
+// A deletion a crash interrupted after the renames leaves -delete
+// directories; Open removes them, and Partitions never lists them.
+func TestOpenRemovesDeleteLeftovers(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir, logstore.Options{})
+	if _, err := openPartition(t, s, "t", 0).Append(batchOf("a")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	left := "t-0.0123456789abcdef0123456789abcdef-delete"
+	if err := os.Rename(filepath.Join(dir, "t-0"), filepath.Join(dir, left)); err != nil {
+		t.Fatal(err)
+	}
+	// Names that only look like it stay.
+	for _, name := range []string{"t-0.0123-delete", "x-delete", "t-1"} {
+		if err := os.Mkdir(filepath.Join(dir, name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s = openStore(t, dir, logstore.Options{})
+	got := listDir(t, dir)
+	if slices.Contains(got, left) {
+		t.Fatalf("Open left %s: %v", left, got)
+	}
+	for _, name := range []string{"t-0.0123-delete", "x-delete", "t-1"} {
+		if !slices.Contains(got, name) {
+			t.Errorf("Open removed %s: %v", name, got)
+		}
+	}
+	ids, _ := s.Partitions()
+	if !slices.Equal(ids, []logstore.PartitionID{{Topic: "t", Partition: 1}}) {
+		t.Errorf("Partitions = %v", ids)
+	}
+}
+
+// A topic of 249 characters still gets a -delete name of at most 255.
+func TestDeleteTopicLongName(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir, logstore.Options{})
+	topic := string(slices.Repeat([]byte{'a'}, 249))
+	openPartition(t, s, topic, 99999)
+	if err := s.DeleteTopic(topic); err != nil {
+		t.Fatal(err)
+	}
+	if got := listDir(t, dir); slices.ContainsFunc(got, func(n string) bool { return len(n) > 200 }) {
+		t.Fatalf("left %v", got)
+	}
+}
+
+// Appenders racing a deletion get their batch in, or ErrClosed, or
+// ErrTopicDeleting; nothing else, and no data race (go test -race).
+func TestDeleteTopicWhileAppending(t *testing.T) {
+	s := openStore(t, t.TempDir(), logstore.Options{})
+	openPartition(t, s, "busy", 0)
+	stop := make(chan struct{})
+	errs := make(chan error, 4)
+	for range 4 {
+		go func() {
+			for {
+				select {
+				case <-stop:
+					errs <- nil
+					return
+				default:
+				}
+				p, err := s.Partition("busy", 0)
+				if err == nil {
+					_, err = p.Append(batchOf("v"))
+				}
+				if err != nil && !errors.Is(err, logstore.ErrClosed) && !errors.Is(err, logstore.ErrTopicDeleting) {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	for range 5 {
+		if err := s.DeleteTopic("busy"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
