@@ -113,6 +113,20 @@
 // Close. A second Open of the same directory, from another process or
 // from this one, waits up to Options.LockTimeout and then fails with
 // ErrStoreInUse.
+//
+// # Events
+//
+// Options.Events reports what the store does without this package
+// knowing who listens (package metrics turns the reports into Prometheus
+// metrics): each fsync of group commit with how long it took and the
+// batches and bytes it made durable, each segment roll, each snapshot
+// save with its duration and error, and each partition open with its
+// duration, the log's RecoveryReport and the StartupReport. Hooks run
+// synchronously where the work happens (a roll's inside the append that
+// rolled, under appendMu; a sync's after its waiters are released, under
+// no lock), so they must be quick; a nil Events or hook costs nothing.
+// Store.OpenPartitions and Partition.Producers let a scrape read the
+// open partitions without opening any.
 package logstore
 
 import "errors"

@@ -171,6 +171,11 @@ type Options struct {
 	// one.
 	MaxRecordsBytes int
 
+	// Events, when set, are hooks through which the store reports its
+	// fsyncs, segment rolls, snapshot saves and partition opens (for
+	// metrics: see Events, and package metrics). Nil reports nothing.
+	Events *Events
+
 	// fs is the filesystem of the store directory and everything below
 	// it but the lock file, and now is the store's clock: vfs.OS and
 	// time.Now, unless a test sets them (export_test.go) to inject

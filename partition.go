@@ -80,6 +80,7 @@ func openPartition(s *Store, id PartitionID, pdir string) (*Partition, error) {
 	}
 	cfg := opts.segmentConfig()
 	cfg.OnRoll = p.onRoll
+	cfg.OnSync = p.syncHook()
 	p.now = cfg.Now
 	if p.now == nil {
 		p.now = time.Now
@@ -241,6 +242,7 @@ func (p *Partition) checkProducer(b recordbatch.Batch, now time.Time) (dup Appen
 // a crash, the open deletes snapshots above the recovered log end, and
 // one at or below it describes the log prefix it was taken from.
 func (p *Partition) onRoll(newBase int64, sealed <-chan struct{}) error {
+	p.store.opts.Events.roll(RollEvent{Partition: p.id, BaseOffset: newBase})
 	// One save at a time, in order; a failed one fails this append.
 	if err := p.waitSave(); err != nil {
 		return err
@@ -257,7 +259,7 @@ func (p *Partition) onRoll(newBase int64, sealed <-chan struct{}) error {
 	go func() {
 		defer close(save.done)
 		<-sealed // bbolt's fsyncs come after the ones appends wait for
-		if err := p.snaps.Save(frozen.Snapshot()); err != nil {
+		if err := p.saveSnapshot(frozen.Snapshot(), false); err != nil {
 			save.err = fmt.Errorf("saving the producer snapshot at offset %d: %w", frozen.Offset(), err)
 			return
 		}
@@ -484,7 +486,7 @@ func (p *Partition) saveCloseSnapshot() error {
 	if err := p.waitSave(); err != nil || p.log.Err() != nil {
 		return err
 	}
-	return p.snaps.Save(p.state.Snapshot())
+	return p.saveSnapshot(p.state.Snapshot(), true)
 }
 
 func (p *Partition) closeSnapshots() error {

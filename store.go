@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/logstore/logstore/vfs"
 )
@@ -229,7 +230,9 @@ func (s *Store) Partition(topic string, partition int32) (*Partition, error) {
 	s.parts[id] = e
 	s.mu.Unlock()
 
+	began := time.Now()
 	p, err := s.openPartition(id)
+	s.opts.Events.partitionOpened(id, began, p, err)
 
 	s.mu.Lock()
 	if err != nil {

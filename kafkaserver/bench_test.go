@@ -2,6 +2,7 @@ package kafkaserver
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -10,36 +11,43 @@ import (
 )
 
 // BenchmarkKgoProduce: kgo, idempotent, acks=all, 1 KiB records in
-// batches of up to 16 KiB, to one partition, over loopback. Compare
-// with BenchmarkPartitionAppend (same store, in process, 16 KiB batches).
+// batches of up to 16 KiB, or 16 KiB records one per batch, to one
+// partition, over loopback. Compare with the root's BenchmarkAppend
+// (in process, 16 KiB batches).
 func BenchmarkKgoProduce(b *testing.B) {
 	for _, mode := range []logstore.SyncMode{logstore.SyncNever, logstore.SyncAlways} {
-		b.Run(mode.String(), func(b *testing.B) {
-			ts := startServer(b, logstore.Options{Sync: mode}, Config{})
-			ts.createTopic("bench", 1)
-			cl, err := kgo.NewClient(kgo.SeedBrokers(ts.addr), kgo.DefaultProduceTopic("bench"),
-				kgo.RequiredAcks(kgo.AllISRAcks()), kgo.ProducerBatchMaxBytes(16<<10),
-				kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+		for _, size := range []int{1 << 10, 16 << 10} {
+			b.Run(fmt.Sprintf("sync=%s/record=%dKiB", mode, size>>10), func(b *testing.B) {
+				benchKgoProduce(b, mode, size)
+			})
+		}
+	}
+}
+
+func benchKgoProduce(b *testing.B, mode logstore.SyncMode, size int) {
+	ts := startServer(b, logstore.Options{Sync: mode}, Config{})
+	ts.createTopic("bench", 1)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(ts.addr), kgo.DefaultProduceTopic("bench"),
+		kgo.RequiredAcks(kgo.AllISRAcks()), kgo.ProducerBatchMaxBytes(16<<10+512),
+		kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cl.Close()
+	ctx := context.Background()
+	value := make([]byte, size)
+	b.SetBytes(int64(len(value)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		cl.Produce(ctx, &kgo.Record{Value: value}, func(_ *kgo.Record, err error) {
 			if err != nil {
-				b.Fatal(err)
-			}
-			defer cl.Close()
-			ctx := context.Background()
-			value := make([]byte, 1024)
-			b.SetBytes(int64(len(value)))
-			b.ReportAllocs()
-			b.ResetTimer()
-			for range b.N {
-				cl.Produce(ctx, &kgo.Record{Value: value}, func(_ *kgo.Record, err error) {
-					if err != nil {
-						b.Error(err)
-					}
-				})
-			}
-			if err := cl.Flush(ctx); err != nil {
-				b.Fatal(err)
+				b.Error(err)
 			}
 		})
+	}
+	if err := cl.Flush(ctx); err != nil {
+		b.Fatal(err)
 	}
 }
 

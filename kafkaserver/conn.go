@@ -146,10 +146,11 @@ func (c *conn) readLoop() {
 	}
 }
 
-// quietReadError: the client closed the connection, or Shutdown or the
-// idle timeout stopped it.
+// quietReadError: the client closed (or reset) the connection, or
+// Shutdown or the idle timeout stopped it.
 func quietReadError(err error) bool {
-	return errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || errors.Is(err, os.ErrDeadlineExceeded)
+	return errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || errors.Is(err, os.ErrDeadlineExceeded) ||
+		errors.Is(err, syscall.ECONNRESET)
 }
 
 // readFrame reads one request frame: int32 size, then size bytes. The
@@ -176,6 +177,7 @@ func (c *conn) readFrame() ([]byte, error) {
 		}
 		return nil, err
 	}
+	c.s.bytesRead(4 + int(n))
 	return buf.Bytes(), nil
 }
 
@@ -195,7 +197,9 @@ func (c *conn) writeLoop() {
 		}
 		buf = appendResponse(buf[:0], p)
 		c.nc.SetWriteDeadline(time.Now().Add(c.s.cfg.WriteTimeout))
-		if _, err := c.nc.Write(buf); err != nil {
+		n, err := c.nc.Write(buf)
+		c.s.bytesWritten(n)
+		if err != nil {
 			failed = true
 			if !errors.Is(err, net.ErrClosed) && !errors.Is(err, syscall.EPIPE) && !errors.Is(err, syscall.ECONNRESET) {
 				// Not the client's own close: a deadline, a stalled reader.

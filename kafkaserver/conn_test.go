@@ -157,3 +157,47 @@ func TestFrameSizeLimit(t *testing.T) {
 	}
 	c.expectClosed()
 }
+
+// TestOtherRequestSizeLimit: a request other than Produce over 1 MiB
+// closes the connection (kmsg's arrays make a large one costly to
+// decode); a Produce of the same size is served.
+func TestOtherRequestSizeLimit(t *testing.T) {
+	ts := startServer(t, logstore.Options{}, Config{})
+	ts.createTopic("t", 1)
+	r := kmsg.NewPtrApiVersionsRequest()
+	r.Version = 3
+	r.ClientSoftwareName = strings.Repeat("a", maxOtherRequestBytes)
+	c := ts.dial()
+	if _, err := c.nc.Write(frame(r, 1)); err != nil {
+		t.Fatal(err)
+	}
+	c.expectClosed()
+	if !strings.Contains(ts.logs.String(), "the limit for requests other than Produce") {
+		t.Fatalf("no log line:\n%s", ts.logs.String())
+	}
+	big := strings.Repeat("v", maxOtherRequestBytes)
+	p := producePart(t, ts.dial(), 9, -1, "t", 0, batchOf(-1, 0, 0, big))
+	if p.ErrorCode != errMessageTooLarge {
+		t.Fatalf("a 1 MiB produce: code %d, want 10 (max.message.bytes), not a closed connection", p.ErrorCode)
+	}
+}
+
+// TestHandlerPanic: a handler that panics (a bug) closes only its
+// connection, with a log line; the server goes on.
+func TestHandlerPanic(t *testing.T) {
+	ts := startServer(t, logstore.Options{}, Config{})
+	a := apiByKey[10]
+	saved := a.handle
+	a.handle = func(*Server, *conn, kmsg.Request, *pending) error { panic("test panic") }
+	defer func() { a.handle = saved }()
+	c := ts.dial()
+	r := kmsg.NewPtrFindCoordinatorRequest()
+	c.send(r)
+	c.expectClosed()
+	if !strings.Contains(ts.logs.String(), "test panic") {
+		t.Fatalf("no log line:\n%s", ts.logs.String())
+	}
+	if resp := apiVersions(t, ts.dial(), 3); resp.ErrorCode != 0 {
+		t.Fatal("server stopped serving")
+	}
+}

@@ -16,6 +16,14 @@ const minHeaderBytes = 10
 
 const apiVersionsKey = 18
 
+// maxOtherRequestBytes bounds the frame of every request but Produce,
+// whose records are the only large field Kafka has. kmsg allocates an
+// array as long as its count before it decodes the elements (it checks
+// only that as many bytes remain), so a frame of n bytes of array counts
+// can make it allocate some 50 to 100 times n; this bound keeps that
+// below 100 MB for all but Produce.
+const maxOtherRequestBytes = 1 << 20
+
 // api is one entry of the API table: what ApiVersions advertises and
 // what dispatch serves are this one table.
 type api struct {
@@ -108,6 +116,9 @@ func (s *Server) handle(c *conn, frame []byte) (*pending, error) {
 	if !ok {
 		return nil, fmt.Errorf("request with unknown or unsupported API key %d (version %d, correlation id %d)", key, version, corr)
 	}
+	if key != 0 && len(frame) > maxOtherRequestBytes {
+		return nil, fmt.Errorf("%s request of %d bytes; the limit for requests other than Produce is %d", a.name, len(frame), maxOtherRequestBytes)
+	}
 	p := &pending{key: key, version: version, corr: corr, start: time.Now()}
 	if version < a.min || version > a.max {
 		if key == apiVersionsKey && version > a.max {
@@ -176,6 +187,7 @@ func (s *Server) later(p *pending, fn func()) {
 // (written or not): the hook for request metrics (API key, version,
 // error code, duration).
 func (s *Server) finished(p *pending) {
+	s.cfg.Metrics.Request(p.key, p.errCode, time.Since(p.start))
 	if p.errCode != 0 && s.log.Enabled(s.ctx, levelDebug) {
 		s.log.Debug("kafka request answered with an error", "api", apiName(p.key), "version", p.version, "error_code", p.errCode, "took", time.Since(p.start))
 	}

@@ -12,14 +12,16 @@
 // Each connection has a read goroutine and a write goroutine. The reader
 // reads one frame (int32 size, checked against Config.MaxRequestBytes
 // before anything is allocated; the buffer then grows with the bytes
-// that come), decodes the header and the body, and runs the handler of
-// its API key (dispatch.go: handle, the one place every request passes,
-// and finished, where a request's key, version, error code and duration
-// are known once its response is complete). A handler either answers at
-// once or leaves its response pending in a goroutine of its own: a
-// produce waiting for its fsync (group commit) under SyncAlways, a fetch
-// waiting for data. The reader goes on to the next request meanwhile, so
-// the next produce's append does not wait for this one's fsync; appends
+// that come; a request other than Produce may not exceed 1 MiB, since
+// kmsg allocates an array by its count before decoding its elements),
+// decodes the header and the body, and runs the handler of its API key
+// (dispatch.go: handle, the one place every request passes, and
+// finished, where a request's key, version, error code and duration are
+// known once its response is complete). A handler either answers at once
+// or leaves its response pending in a goroutine of its own: a produce
+// waiting for its fsync (group commit) under SyncAlways, a fetch waiting
+// for data. The reader goes on to the next request meanwhile, so the
+// next produce's append does not wait for this one's fsync; appends
 // still happen in request order, in the reader. The writer writes the
 // responses in request order, each once it is complete. At most 8
 // requests per connection are read and not yet answered (kgo keeps 5
@@ -27,14 +29,17 @@
 //
 // A write that does not finish within Config.WriteTimeout (a client that
 // does not read) closes the connection, and so does a client that sends
-// no request, or stops inside one, for Config.IdleTimeout. An unknown API key, a version
-// that was not advertised, a frame over the limit or one that does not
-// decode, and Produce v0-2 close the connection with one log line; a
-// panic in a handler is recovered, logged, and closes only that
-// connection. A produce with acks=0 is answered by nothing. Shutdown
-// stops accepting, stops every reader before its next request, answers
-// the requests already read (a waiting fetch answers at once with what
-// it has), then closes the connections; Close closes them at once.
+// no request, or stops inside one, for Config.IdleTimeout. An unknown
+// API key, a version that was not advertised, a frame over the limit or
+// one that does not decode, and Produce v0-2 close the connection with
+// one log line; a panic in a handler is recovered, logged, and closes
+// only that connection. A produce with acks=0 is answered by nothing, and closes the
+// connection when a partition failed (as Kafka does: the client has no
+// other way to learn).
+// Shutdown stops accepting, stops every reader before its next request,
+// answers the requests already read (a waiting fetch answers at once
+// with what it has), then closes the connections; Close closes them at
+// once.
 //
 // # APIs
 //
@@ -63,8 +68,10 @@
 // size, magic, codec), 2 CORRUPT_MESSAGE; a bad timestamp, 32; any other
 // invalid batch (more than one batch, control batch, bad record), 87
 // INVALID_RECORD with the reason in ErrorMessage (v8+); larger than
-// max.message.bytes, 10 MESSAGE_TOO_LARGE; a non-transactional batch in
-// an open transaction, 48. An unknown topic or partition is 3 (or the
+// max.message.bytes, 10 MESSAGE_TOO_LARGE; a transactional batch (there
+// is no transaction coordinator, so no transaction can be begun or
+// ended), or a non-transactional batch in an open transaction, 48
+// INVALID_TXN_STATE. An unknown topic or partition is 3 (or the
 // topic is created, with Config.AutoCreateTopics). A partition that
 // failed (an I/O error poisoned it) answers 56 KAFKA_STORAGE_ERROR and
 // is logged; one closed under the request, 6 NOT_LEADER_OR_FOLLOWER.

@@ -56,6 +56,17 @@ func handleProduce(s *Server, c *conn, req kmsg.Request, p *pending) error {
 	}
 	p.resp = resp
 	p.noResponse = r.Acks == 0
+	if r.Acks == 0 && p.errCode != errNone {
+		// The client hears of nothing else: as Kafka does, close the
+		// connection, so it refreshes its metadata and learns. The
+		// batches accepted are still made durable.
+		for _, w := range waits {
+			if w.part.Mode() == logstore.SyncAlways {
+				go w.part.WaitAcked(w.res)
+			}
+		}
+		return closeConn("acks=0 Produce refused (error %d): closing the connection, as Kafka does", p.errCode)
+	}
 	if len(waits) == 0 || waits[0].part.Mode() != logstore.SyncAlways {
 		return nil
 	}
@@ -92,6 +103,7 @@ func (s *Server) produceOne(topicName string, sp *kmsg.ProduceResponseTopicParti
 	part, code := s.partition(topicName, sp.Partition, true)
 	if code != errNone {
 		sp.ErrorCode = code
+		s.produced(logstore.PartitionID{Topic: topicName, Partition: sp.Partition}, outcomeUnknownTopic, len(records))
 		return ackWait{}, false
 	}
 	sp.LogStartOffset = part.StartOffset()
@@ -99,10 +111,25 @@ func (s *Server) produceOne(topicName string, sp *kmsg.ProduceResponseTopicParti
 		sp.ErrorCode = errInvalidRecord
 		msg := "the produce request has no record batch for this partition"
 		sp.ErrorMessage = &msg
+		s.produced(part.ID(), outcomeInvalid, 0)
+		return ackWait{}, false
+	}
+	if len(records) >= recordbatch.HeaderSize && records[16] == 2 && recordbatch.Batch(records).Attributes().Transactional() {
+		// No transaction coordinator: no transaction can have been
+		// begun (AddPartitionsToTxn), and nothing could ever end one,
+		// so its records would stay undecided (and the last stable
+		// offset could not be the high watermark). Kafka answers a
+		// transactional batch for a partition outside any transaction
+		// so too.
+		sp.ErrorCode = errInvalidTxnState
+		msg := "logstore has no transaction coordinator yet: transactional batches are refused"
+		sp.ErrorMessage = &msg
+		s.produced(part.ID(), outcomeOpenTransaction, len(records))
 		return ackWait{}, false
 	}
 	stampLeaderEpoch(records)
 	res, err := part.AppendWritten(records)
+	s.produced(part.ID(), outcomeOf(res, err), len(records))
 	if err != nil {
 		var refused *logstore.RefusedError
 		if errors.As(err, &refused) {
@@ -161,10 +188,14 @@ func refusalCode(r *logstore.RefusedError) int16 {
 // code: a poisoned or failing partition answers KAFKA_STORAGE_ERROR, on
 // which clients retry; a partition closed under the request (its topic
 // deleted, the store closing) NOT_LEADER_OR_FOLLOWER, on which they
-// refresh their metadata.
+// refresh their metadata; a partition of a topic being deleted,
+// UNKNOWN_TOPIC_OR_PARTITION.
 func (s *Server) failureCode(op string, id logstore.PartitionID, err error) int16 {
 	if errors.Is(err, logstore.ErrClosed) {
 		return errNotLeaderOrFollower
+	}
+	if errors.Is(err, logstore.ErrTopicDeleting) {
+		return errUnknownTopicOrPartition
 	}
 	if errors.Is(err, segment.ErrPoisoned) {
 		s.log.Error("kafka "+op+": partition failed", "partition", id.String(), "err", err.Error())
@@ -194,6 +225,10 @@ func (s *Server) partition(topicName string, partition int32, create bool) (*log
 	part, err := s.store.Partition(topicName, partition)
 	if err != nil {
 		return nil, s.failureCode("open", logstore.PartitionID{Topic: topicName, Partition: partition}, err)
+	}
+	if t2, ok := s.cat.Topic(topicName); !ok || t2.ID != t.ID {
+		// Deleted (or deleted and created again) since the lookup.
+		return nil, errUnknownTopicOrPartition
 	}
 	return part, errNone
 }

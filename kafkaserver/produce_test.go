@@ -6,6 +6,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/logstore/logstore"
+	"github.com/logstore/logstore/recordbatch"
 )
 
 func producePart(t *testing.T, c *rawClient, version, acks int16, topic string, partition int32, batch []byte) kmsg.ProduceResponseTopicPartition {
@@ -51,6 +52,16 @@ func TestProduceOutcomes(t *testing.T) {
 		big[i] = string(make([]byte, 100))
 	}
 	check("too large", producePart(t, c, v, -1, "t", 0, batchOf(-1, 0, 0, big...)), errMessageTooLarge, -1)
+	txn := recordbatch.NewBuilder(0)
+	txn.ProducerID, txn.ProducerEpoch, txn.BaseSequence, txn.Transactional = 9, 0, 0, true
+	if err := txn.Append(1_700_000_000_000, nil, []byte("t"), nil); err != nil {
+		t.Fatal(err)
+	}
+	txnBatch, err := txn.AppendTo(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("transactional", producePart(t, c, v, -1, "t", 0, txnBatch), errInvalidTxnState, -1)
 	check("acks=2", producePart(t, c, v, 2, "t", 0, batchOf(-1, 0, 0, "x")), errInvalidRequiredAcks, -1)
 	unknown := producePart(t, c, v, -1, "nope", 0, batchOf(-1, 0, 0, "x"))
 	if unknown.ErrorCode != errUnknownTopicOrPartition {
@@ -77,7 +88,8 @@ func TestProduceOutcomes(t *testing.T) {
 
 // TestProduceAcksZero: acks=0 writes no response (the next response on
 // the connection is the next request's) but appends, and under
-// SyncAlways the batch still becomes durable (visible to fetch).
+// SyncAlways the batch still becomes durable (visible to fetch); one
+// with an error closes the connection.
 func TestProduceAcksZero(t *testing.T) {
 	ts := startServer(t, logstore.Options{}, Config{})
 	ts.createTopic("t", 1)
@@ -91,6 +103,10 @@ func TestProduceAcksZero(t *testing.T) {
 	if sp := f.Topics[0].Partitions[0]; sp.HighWatermark != 1 || len(sp.RecordBatches) == 0 {
 		t.Fatalf("fetch after acks=0: hwm %d, %d bytes", sp.HighWatermark, len(sp.RecordBatches))
 	}
+	// A refused acks=0 produce closes the connection, as Kafka does: the
+	// client has no other way to learn.
+	c.send(produceReq(9, 0, "nope", 0, batchOf(-1, 0, 0, "a")))
+	c.expectClosed()
 }
 
 // TestProduceAutoCreate: with AutoCreateTopics, a produce to an unknown

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/logstore/logstore"
+	"github.com/logstore/logstore/metrics"
 )
 
 // DefaultMaxRequestBytes is Config.MaxRequestBytes when it is 0: Kafka's
@@ -57,6 +58,12 @@ type Config struct {
 	// Logger receives one line per closed-on-error connection and per
 	// failure; nil is slog.Default().
 	Logger *slog.Logger
+	// Metrics receives each request, produce outcome, byte and
+	// connection (see package metrics), and New points its scrape-time
+	// partition gauges at the store; nil records nothing. The store's
+	// own metrics come from opening it with
+	// logstore.Options{Events: Metrics.StoreEvents()}.
+	Metrics *metrics.Metrics
 }
 
 // Server serves one logstore.Store over the Kafka protocol. Create it
@@ -106,6 +113,7 @@ func New(store *logstore.Store, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kafkaserver: %w", err)
 	}
+	cfg.Metrics.WatchStore(store)
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Server{
 		store:     store,
@@ -175,6 +183,7 @@ func (s *Server) serveConn(nc net.Conn) *conn {
 	s.conns[c] = struct{}{}
 	s.wg.Add(1)
 	s.mu.Unlock()
+	s.cfg.Metrics.ConnectionOpened()
 	go c.serve()
 	return c
 }
@@ -198,6 +207,7 @@ func (s *Server) forget(c *conn) {
 	delete(s.conns, c)
 	s.checkDoneLocked()
 	s.mu.Unlock()
+	s.cfg.Metrics.ConnectionClosed()
 	s.wg.Done()
 }
 

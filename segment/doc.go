@@ -124,7 +124,9 @@
 // active .log, waits for the pending flush's sealed .log sync
 // (flush.logSynced: never for a directory sync), moves durable under mu
 // and closes syncEnd: everyone it covered returns at once, and one of
-// the rest leads the next sync.
+// the rest leads the next sync. Only then, under no lock, does the
+// leader call Config.OnSync with the fsync's duration and the batches
+// and bytes appended since the previous one (SyncInfo).
 //
 // Who owns a sealed segment: a roll (under mu) writes the segment's
 // closing time index entry and makes it sealed; from then on nothing

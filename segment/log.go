@@ -38,6 +38,12 @@ type Config struct {
 	// delay the one an acknowledgement waits for. The root package saves
 	// the producer-state snapshot there. An error fails that append.
 	OnRoll func(newBase int64, sealed <-chan struct{}) error
+	// OnSync, when set, is called after each fsync that group commit's
+	// leader made (SyncTo, Sync), failed ones included, with what it
+	// covered (see SyncInfo). It runs in the leader's goroutine once the
+	// waiters it covered are released, under no lock of the Log: it only
+	// delays the leader's own return, so it must be quick.
+	OnSync func(SyncInfo)
 }
 
 // Kafka's defaults.
@@ -95,6 +101,8 @@ type AppendInfo struct {
 type RecoveryReport struct {
 	Clean            bool    // the last close was clean: only indexes were checked
 	ScannedSegments  []int64 // base offsets of the segments scanned batch by batch
+	ScannedBatches   int64   // the batches those scans found valid (and kept)
+	ScannedBytes     int64   // and their bytes
 	TruncatedBytes   int64   // bytes cut from the log
 	TruncatedSegment int64   // base offset of the segment cut, -1 when none
 	TruncatedAt      int64   // the log end offset after the cut (the first offset lost), -1 when none
@@ -138,6 +146,12 @@ type Log struct {
 	gcMu    sync.Mutex
 	syncing bool
 	syncEnd chan struct{}
+
+	// What Append wrote (guarded by mu), and how much of it the leader's
+	// previous fsync had seen (guarded by syncMu): Config.OnSync's
+	// SyncInfo.Batches and Bytes.
+	appended      appendCount
+	syncedThrough appendCount
 
 	// ckptMu serialises the checkpoint's writers (flushes, retention,
 	// Close). ckpt is the checkpoint as last written: changed under both
@@ -312,6 +326,8 @@ func (l *Log) openSegments(plan *recoveryPlan, rep *RecoveryReport) error {
 		if err != nil {
 			return err // a refusal (see segmentEnd) or an I/O error
 		}
+		rep.ScannedBatches += res.batches
+		rep.ScannedBytes += res.validBytes
 		d := plan.segmentEnd(i, segmentScan{damaged: res.cutReason != nil, end: s.nextOffset})
 		if d.lostTail {
 			res.cutReason = lostTailErr(s.logName, s.size, s.nextOffset, bases[i+1])
@@ -411,6 +427,7 @@ func (l *Log) Append(b recordbatch.Batch) (AppendInfo, error) {
 	if err := s.append(b, int64(l.cfg.IndexIntervalBytes)); err != nil {
 		return AppendInfo{}, l.poison("append", err)
 	}
+	l.appended.add(len(b))
 	return info, nil
 }
 
@@ -558,11 +575,14 @@ func (l *Log) SyncTo(end int64) error {
 		}
 		l.syncing, l.syncEnd = true, make(chan struct{})
 		l.gcMu.Unlock()
-		d, err := l.syncActive()
+		d, info, err := l.syncActive()
 		l.gcMu.Lock()
 		l.syncing = false
 		close(l.syncEnd)
 		l.gcMu.Unlock()
+		if info.synced && l.cfg.OnSync != nil {
+			l.cfg.OnSync(info.SyncInfo)
+		}
 		if err != nil {
 			// The log is poisoned (or closed) now: every later call
 			// fails, and durable never moves again.
@@ -596,26 +616,29 @@ func (l *Log) Sync() (int64, error) {
 }
 
 // syncActive makes everything appended before it was called durable and
-// returns the offset below which the log is durable. Only group commit's
-// leader calls it (SyncTo). After a roll it also waits for the sealed
-// segment's log to be synced by its flush.
-func (l *Log) syncActive() (int64, error) {
+// returns the offset below which the log is durable, and what its fsync
+// covered (for Config.OnSync; synced is false when it made none). Only
+// group commit's leader calls it (SyncTo). After a roll it also waits for
+// the sealed segment's log to be synced by its flush.
+func (l *Log) syncActive() (int64, leaderSync, error) {
 	l.syncMu.Lock()
 	defer l.syncMu.Unlock()
 	l.mu.RLock()
 	if err := l.check(); err != nil {
 		l.mu.RUnlock()
-		return 0, err
+		return 0, leaderSync{}, err
 	}
 	s, end, durable, f := l.active(), l.active().nextOffset, l.durable.Load(), l.flush
+	appended := l.appended
 	l.mu.RUnlock()
 	if end <= durable {
-		return durable, nil
+		return durable, leaderSync{}, nil
 	}
 	// If a roll came since, s is sealed now: syncing it still covers
 	// end. After a roll, durability needs the sealed segment's log synced
 	// by its flush too (not the directory: see spareName); the two run
 	// side by side.
+	began := time.Now()
 	err := s.log.Sync()
 	if f != nil {
 		<-f.logSynced
@@ -623,16 +646,23 @@ func (l *Log) syncActive() (int64, error) {
 			err = f.logErr
 		}
 	}
+	info := leaderSync{synced: true, SyncInfo: SyncInfo{
+		Duration: time.Since(began),
+		Batches:  appended.batches - l.syncedThrough.batches,
+		Bytes:    appended.bytes - l.syncedThrough.bytes,
+		Err:      err,
+	}}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err != nil {
 		if l.err == nil {
-			return 0, l.poison("sync", err)
+			return 0, info, l.poison("sync", err)
 		}
-		return 0, l.err
+		return 0, info, l.err
 	}
+	l.syncedThrough = appended
 	l.advanceDurable(end)
-	return l.durable.Load(), nil
+	return l.durable.Load(), info, nil
 }
 
 // advanceDurable moves durable up to d. The caller holds mu (for

@@ -233,6 +233,7 @@ func (s *segment) noteBatch(h recordbatch.Batch) {
 // ScanResult is what recover found in one segment.
 type scanResult struct {
 	validBytes int64
+	batches    int64  // the batches in validBytes
 	cutReason  error  // why scanning stopped before the end of the file, nil at a clean end
 	cutFile    string // the file that keeps the bytes cut, "" when none were
 }
@@ -290,6 +291,7 @@ func (s *segment) recover(indexInterval int64, cutFrom int64) (scanResult, error
 		}
 		s.nextOffset = b.LastOffset() + 1
 		pos += int64(b.Size())
+		res.batches++
 		if _, err := r.Discard(b.Size()); err != nil {
 			return res, err
 		}

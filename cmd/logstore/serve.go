@@ -15,6 +15,7 @@ import (
 	"github.com/logstore/logstore"
 	"github.com/logstore/logstore/internal/shutdown"
 	"github.com/logstore/logstore/kafkaserver"
+	"github.com/logstore/logstore/metrics"
 	"github.com/logstore/logstore/segment"
 )
 
@@ -22,10 +23,15 @@ import (
 // the requests in flight before it closes the connections.
 const serveShutdownTimeout = 30 * time.Second
 
+// metricsShutdownTimeout bounds how long a stop waits for a scrape in
+// flight.
+const metricsShutdownTimeout = 5 * time.Second
+
 type serveOptions struct {
 	dir               string
 	listen            string
 	advertise         string
+	metricsListen     string
 	sync              string
 	syncInterval      time.Duration
 	segmentBytes      int64
@@ -65,6 +71,11 @@ produce, fetch, list offsets, metadata, topic creation and deletion. A
 produce is answered once its batch is as durable as --sync promises; a fetch
 never shows a batch before that. It prints one line when it is ready.
 
+With --metrics-listen it also serves Prometheus metrics over HTTP at
+/metrics (requests, produce outcomes, fsyncs, rolls, snapshots, recovery,
+producers per partition: see package metrics), and its ready line ends
+with ", metrics on http://HOST:PORT/metrics".
+
 SIGINT or SIGTERM stops it cleanly: it stops accepting connections, answers
 the requests in flight, closes the store (fsynced, with a snapshot and a
 clean shutdown mark) and exits 0. A second signal exits at once.`,
@@ -86,6 +97,7 @@ clean shutdown mark) and exits 0. A second signal exits at once.`,
 	f.StringVar(&opts.dir, "dir", opts.dir, "store directory `DIR`, or $"+envStoreDir+" when set")
 	f.StringVar(&opts.listen, "listen", opts.listen, "`HOST:PORT` to listen on for Kafka clients")
 	f.StringVar(&opts.advertise, "advertise", "", "`HOST:PORT` clients are told to dial in Metadata (default: the address they connected to)")
+	f.StringVar(&opts.metricsListen, "metrics-listen", "", "`HOST:PORT` to serve Prometheus metrics on, at /metrics (default: none)")
 	f.StringVar(&opts.sync, "sync", opts.sync, "when appends are fsynced: always (before each acknowledgement), interval, or never (only at exit)")
 	f.DurationVar(&opts.syncInterval, "sync-interval", opts.syncInterval, "fsync period of --sync interval")
 	f.Int64Var(&opts.segmentBytes, "segment-bytes", opts.segmentBytes, "roll to a new segment file at this size")
@@ -116,6 +128,11 @@ func (o *serveOptions) complete(cmd *cobra.Command) error {
 	if o.logFormat != "text" && o.logFormat != "json" {
 		return fmt.Errorf("--log-format %q: want text or json", o.logFormat)
 	}
+	if o.metricsListen != "" {
+		if _, _, err := net.SplitHostPort(o.metricsListen); err != nil {
+			return fmt.Errorf("--metrics-listen %q: %w", o.metricsListen, err)
+		}
+	}
 	if o.advertise != "" {
 		if _, _, err := net.SplitHostPort(o.advertise); err != nil {
 			return fmt.Errorf("--advertise %q: %w", o.advertise, err)
@@ -135,7 +152,15 @@ func runServe(ctx context.Context, o *serveOptions, stdout, stderr io.Writer) (e
 	}
 	logger := slog.New(handler)
 
-	store, err := openStoreUntil(ctx, o.dir, o.storeOpts)
+	// With --metrics-listen, the store reports its fsyncs, rolls,
+	// snapshots and opens to the metrics, and the server its requests.
+	var m *metrics.Metrics
+	storeOpts := o.storeOpts
+	if o.metricsListen != "" {
+		m = metrics.New(nil)
+		storeOpts.Events = m.StoreEvents()
+	}
+	store, err := openStoreUntil(ctx, o.dir, storeOpts)
 	if err != nil {
 		if interruption(ctx) != nil {
 			return nil
@@ -153,6 +178,7 @@ func runServe(ctx context.Context, o *serveOptions, stdout, stderr io.Writer) (e
 		AutoCreateTopics:  o.autoCreate,
 		DefaultPartitions: o.defaultPartitions,
 		Logger:            logger,
+		Metrics:           m,
 	})
 	if err != nil {
 		return err
@@ -161,11 +187,26 @@ func runServe(ctx context.Context, o *serveOptions, stdout, stderr io.Writer) (e
 	if err != nil {
 		return errors.Join(fmt.Errorf("--listen %s: %w", o.listen, err), srv.Close())
 	}
-	// A metrics listener (--metrics-listen) starts here, beside the
-	// Kafka one, and stops after the server.
+	// The metrics listener starts beside the Kafka one and stops after
+	// the server (before the store closes).
+	var metricsAt string
+	if m != nil {
+		ep, lerr := m.Listen(o.metricsListen)
+		if lerr != nil {
+			return errors.Join(fmt.Errorf("--metrics-listen %s: %w", o.metricsListen, lerr), ln.Close(), srv.Close())
+		}
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.Background(), metricsShutdownTimeout)
+			defer cancel()
+			if serr := ep.Shutdown(sctx); serr != nil {
+				err = errors.Join(err, fmt.Errorf("stopping the metrics listener: %w", serr))
+			}
+		}()
+		metricsAt = fmt.Sprintf(", metrics on http://%s/metrics", ep.Addr())
+	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	fmt.Fprintf(stdout, "logstore serve: listening on %s, store %s, sync %s\n", ln.Addr(), store.Dir(), o.storeOpts.Sync)
+	fmt.Fprintf(stdout, "logstore serve: listening on %s, store %s, sync %s%s\n", ln.Addr(), store.Dir(), o.storeOpts.Sync, metricsAt)
 
 	select {
 	case <-ctx.Done():
