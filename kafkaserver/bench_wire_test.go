@@ -77,11 +77,29 @@ func benchServe(b *testing.B, store *logstore.Store) string {
 	return ln.Addr().String()
 }
 
-// benchStore opens a store in a new temporary directory, closed when the
-// benchmark ends.
-func benchStore(b *testing.B, dir string, mode logstore.SyncMode) *logstore.Store {
+// syncCount counts a store's group-commit fsyncs (Events.Sync).
+type syncCount struct{ fsyncs, batches, nanos atomic.Int64 }
+
+// report adds batches per fsync and the fsync's mean latency to the
+// benchmark's figures, when there were fsyncs.
+func (c *syncCount) report(b *testing.B) {
+	if n := c.fsyncs.Load(); n > 0 {
+		b.ReportMetric(float64(c.batches.Load())/float64(n), "batches/fsync")
+		b.ReportMetric(float64(c.nanos.Load())/float64(n)/1e6, "ms/fsync")
+	}
+}
+
+// benchStore opens a store in dir, closed when the benchmark ends, and
+// counts its fsyncs.
+func benchStore(b *testing.B, dir string, mode logstore.SyncMode) (*logstore.Store, *syncCount) {
 	b.Helper()
-	store, err := logstore.Open(dir, logstore.Options{Sync: mode})
+	sc := &syncCount{}
+	events := &logstore.Events{Sync: func(e logstore.SyncEvent) {
+		sc.fsyncs.Add(1)
+		sc.batches.Add(e.Batches)
+		sc.nanos.Add(int64(e.Duration))
+	}}
+	store, err := logstore.Open(dir, logstore.Options{Sync: mode, Events: events})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -90,7 +108,7 @@ func benchStore(b *testing.B, dir string, mode logstore.SyncMode) *logstore.Stor
 			b.Errorf("closing the store: %v", err)
 		}
 	})
-	return store
+	return store, sc
 }
 
 // benchKfake starts franz-go's in-memory broker (no fsync) with the
@@ -143,11 +161,12 @@ func BenchmarkProduce(b *testing.B) {
 			for _, s := range benchSyncs {
 				name := fmt.Sprintf("value=%dB/producers=%d/sync=%s", size, producers, s.name)
 				b.Run("wire/"+name, func(b *testing.B) {
-					store := benchStore(b, b.TempDir(), s.mode)
+					store, sc := benchStore(b, b.TempDir(), s.mode)
 					kgoProduce(b, benchServe(b, store), size, producers)
+					sc.report(b)
 				})
 				b.Run("append/"+name, func(b *testing.B) {
-					store := benchStore(b, b.TempDir(), s.mode)
+					store, sc := benchStore(b, b.TempDir(), s.mode)
 					p, err := store.Partition(benchTopic, 0)
 					if err != nil {
 						b.Fatal(err)
@@ -164,14 +183,16 @@ func BenchmarkProduce(b *testing.B) {
 						b.Fatal(err)
 					}
 					b.ReportMetric(float64(cfg.PerBatch), "records/batch")
+					sc.report(b)
 				})
 				b.Run("appendraw/"+name, func(b *testing.B) {
-					store := benchStore(b, b.TempDir(), s.mode)
+					store, sc := benchStore(b, b.TempDir(), s.mode)
 					p, err := store.Partition(benchTopic, 0)
 					if err != nil {
 						b.Fatal(err)
 					}
 					appendRaw(b, p, size, producers)
+					sc.report(b)
 				})
 			}
 			b.Run(fmt.Sprintf("kfake/value=%dB/producers=%d", size, producers), func(b *testing.B) {
@@ -316,7 +337,7 @@ func BenchmarkFetch(b *testing.B) {
 	dir := b.TempDir()
 	records, size, logs := fetchFixture(b, dir)
 	b.Run("wire", func(b *testing.B) {
-		store := benchStore(b, dir, logstore.SyncNever)
+		store, _ := benchStore(b, dir, logstore.SyncNever)
 		addr := benchServe(b, store)
 		b.SetBytes(size)
 		kgoConsume(b, addr, records)
