@@ -172,8 +172,8 @@ func TestMaxTimestampAndOffsetForTime(t *testing.T) {
 			t.Fatalf("batch %d: %v", i, err)
 		}
 	}
-	if ts, off, err := p.MaxTimestamp(); err != nil || ts < 3000 || off != 3 {
-		t.Fatalf("MaxTimestamp %d at %d, %v; want the second batch (last offset 3)", ts, off, err)
+	if ts, off, err := p.MaxTimestamp(); err != nil || ts != 3000 || off != 2 {
+		t.Fatalf("MaxTimestamp %d at %d, %v; want 3000 at 2, the first record of the second batch", ts, off, err)
 	}
 	if off, err := p.OffsetForTime(2500); err != nil || off < 2 || off > 3 {
 		t.Fatalf("OffsetForTime(2500) = %d, %v; want an offset of the second batch", off, err)

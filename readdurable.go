@@ -2,6 +2,7 @@ package logstore
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 
 	"github.com/logstore/logstore/recordbatch"
@@ -59,17 +60,62 @@ func (p *Partition) OffsetForTime(ts int64) (int64, error) {
 	return off, nil
 }
 
-// MaxTimestamp returns the largest batch timestamp in the log and the
-// last offset of the batch that has it, or (-1, -1) when there is none.
+// MaxTimestamp returns the largest timestamp in the log and the offset
+// of the record that has it, or (-1, -1) when there is none: what Kafka
+// (3.8 on, KAFKA-16310) answers a ListOffsets for MAX_TIMESTAMP (-3).
+// The batch is the earliest one whose max timestamp is the largest (the
+// segments keep it, see segment.Log.MaxTimestamp); the record is the
+// first of that batch whose timestamp equals the batch's max timestamp,
+// read from the batch (decompressed when it is compressed). Under
+// LogAppendTime every record's timestamp is the batch's, so that is its
+// first record. A batch none of whose records has its max timestamp (a
+// header that does not match its records) answers (-1, -1), as Kafka
+// does. The offset can be at or above DurableEnd: a caller that serves
+// only durable data (the high watermark) checks it.
 func (p *Partition) MaxTimestamp() (ts, offset int64, err error) {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	if p.closed {
 		return -1, -1, p.wrap("max timestamp", ErrClosed)
 	}
-	ts, offset, err = p.log.MaxTimestamp()
-	if err != nil {
-		return -1, -1, p.wrap("max timestamp", err)
+	for try := 0; ; try++ {
+		ts, last, err := p.log.MaxTimestamp()
+		if err != nil {
+			return -1, -1, p.wrap("max timestamp", err)
+		}
+		if last < 0 {
+			return -1, -1, nil
+		}
+		// One byte: exactly the batch that holds last.
+		data, err := p.log.Read(last, 1)
+		if errors.Is(err, segment.ErrOffsetOutOfRange) && try < 3 {
+			continue // retention removed the segment meanwhile
+		}
+		if err != nil {
+			return -1, -1, p.wrap(fmt.Sprintf("max timestamp: read at offset %d", last), err)
+		}
+		off, err := offsetOfTimestamp(recordbatch.Batch(data), ts, p.maxRecords)
+		if err != nil {
+			return -1, -1, p.wrap(fmt.Sprintf("max timestamp: batch at offset %d", last), err)
+		}
+		if off < 0 {
+			return -1, -1, nil
+		}
+		return ts, off, nil
 	}
-	return ts, offset, nil
+}
+
+// offsetOfTimestamp returns the offset of the first record of b whose
+// timestamp is ts, or -1 when none has it.
+func offsetOfTimestamp(b recordbatch.Batch, ts int64, limit int) (int64, error) {
+	var rr recordbatch.RecordReader
+	if err := rr.Reset(b, limit); err != nil {
+		return -1, err
+	}
+	for rr.Next() {
+		if rr.Record().Timestamp == ts {
+			return rr.Record().Offset, nil
+		}
+	}
+	return -1, rr.Err()
 }

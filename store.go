@@ -208,6 +208,11 @@ func (s *Store) Dir() string { return s.dir }
 // Opening a partition recovers its log (see Partition.Recovery); callers
 // asking for a partition that is being opened wait for it, others do not.
 func (s *Store) Partition(topic string, partition int32) (*Partition, error) {
+	return s.partition(topic, partition, true)
+}
+
+// partition is Partition, and ExistingPartition without create.
+func (s *Store) partition(topic string, partition int32, create bool) (*Partition, error) {
 	id := PartitionID{Topic: topic, Partition: partition}
 	if err := id.Validate(); err != nil {
 		return nil, fmt.Errorf("logstore: open partition (topic %q, partition %d) in store %s: %w", topic, partition, s.dir, err)
@@ -231,7 +236,7 @@ func (s *Store) Partition(topic string, partition int32) (*Partition, error) {
 	s.mu.Unlock()
 
 	began := time.Now()
-	p, err := s.openPartition(id)
+	p, err := s.openPartition(id, create)
 	s.opts.Events.partitionOpened(id, began, p, err)
 
 	s.mu.Lock()
@@ -250,9 +255,13 @@ func (s *Store) Partition(topic string, partition int32) (*Partition, error) {
 	return p, err
 }
 
-func (s *Store) openPartition(id PartitionID) (*Partition, error) {
+func (s *Store) openPartition(id PartitionID, create bool) (*Partition, error) {
 	pdir := filepath.Join(s.dir, id.String())
-	if err := s.createPartitionDir(pdir); err != nil {
+	if !create {
+		if err := s.existingPartitionDir(pdir); err != nil {
+			return nil, fmt.Errorf("logstore: open partition %s in store %s: %w", id, s.dir, err)
+		}
+	} else if err := s.createPartitionDir(pdir); err != nil {
 		return nil, fmt.Errorf("logstore: open partition %s in store %s: %w", id, s.dir, err)
 	}
 	p, err := openPartition(s, id, pdir)

@@ -141,7 +141,8 @@ func TestCreateTopics(t *testing.T) {
 }
 
 // TestInitProducerIDAndFindCoordinator: fresh producer ids at epoch 0;
-// transactional ids and coordinators are not available (15).
+// transactional ids are refused (53), group coordinators are not
+// available (15).
 func TestInitProducerIDAndFindCoordinator(t *testing.T) {
 	ts := startServer(t, logstore.Options{}, Config{})
 	c := ts.dial()
@@ -159,7 +160,7 @@ func TestInitProducerIDAndFindCoordinator(t *testing.T) {
 	r.Version = 4
 	txn := "txn"
 	r.TransactionalID = &txn
-	if resp := c.do(r).(*kmsg.InitProducerIDResponse); resp.ErrorCode != errCoordinatorNotAvailable {
+	if resp := c.do(r).(*kmsg.InitProducerIDResponse); resp.ErrorCode != errTransactionalIDAuthorizationFailed {
 		t.Fatalf("transactional: %+v", resp)
 	}
 	for _, v := range []int16{0, 3, 4} {

@@ -52,11 +52,22 @@
 //	 1   Fetch            4-12      no sessions (SessionID 0; a request with a session id: 70)
 //	 2   ListOffsets      1-8
 //	 3   Metadata         0-12
-//	10   FindCoordinator  0-4       15 COORDINATOR_NOT_AVAILABLE for every key (no groups, no transactions)
+//	10   FindCoordinator  0-4       groups: 15 COORDINATOR_NOT_AVAILABLE (no group coordinator yet);
+//	                                transactional ids: 53 (see below)
 //	18   ApiVersions      0-4       above 4: a v0 body, error 35, only key 18's range (KIP-511)
 //	19   CreateTopics     0-7
 //	20   DeleteTopics     0-6
-//	22   InitProducerId   0-4       with a transactional id: 15 (no transaction coordinator)
+//	22   InitProducerId   0-4       with a transactional id: 53 TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+//
+// There is no transaction coordinator, and no transaction can be begun:
+// a transactional id is refused with TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+// (53), by FindCoordinator (key type 1) and by InitProducerId. It is the
+// only answer of a Kafka broker that refuses a transactional id for good
+// (Kafka 4 gives it to a principal without rights on the id); clients
+// (kgo, the Java client, librdkafka) treat it as fatal, so a
+// transactional producer fails at once with a clear error instead of
+// retrying COORDINATOR_NOT_AVAILABLE (15), Kafka's answer while its
+// coordinator is not up yet, until its timeouts run out.
 //
 // Every other key closes the connection. Produce answers each partition
 // with the store's typed outcome: accepted, error 0 and the base offset;
@@ -67,14 +78,22 @@
 // older epoch, 47 INVALID_PRODUCER_EPOCH; bytes that do not decode (CRC,
 // size, magic, codec), 2 CORRUPT_MESSAGE; a bad timestamp, 32; any other
 // invalid batch (more than one batch, control batch, bad record), 87
-// INVALID_RECORD with the reason in ErrorMessage (v8+); larger than
+// INVALID_RECORD with the reason in ErrorMessage (v8+) and, when the
+// check names a record (one that does not decode, whose offset delta is
+// wrong, or that the header claims and the batch lacks), its index in
+// the batch and the reason in RecordErrors (v8+; BatchIndex,
+// BatchIndexErrorMessage), as Kafka lists the records its validation
+// refused; larger than
 // max.message.bytes, 10 MESSAGE_TOO_LARGE; a transactional batch (there
 // is no transaction coordinator, so no transaction can be begun or
 // ended), or a non-transactional batch in an open transaction, 48
 // INVALID_TXN_STATE. An unknown topic or partition is 3 (or the
 // topic is created, with Config.AutoCreateTopics). A partition that
 // failed (an I/O error poisoned it) answers 56 KAFKA_STORAGE_ERROR and
-// is logged; one closed under the request, 6 NOT_LEADER_OR_FOLLOWER.
+// is logged; one closed under the request by the store's closing, 6
+// NOT_LEADER_OR_FOLLOWER; one of a topic deleted (or being deleted)
+// under the request, 3, as Kafka answers for a partition of a deleted
+// topic (Fetch and ListOffsets answer so too).
 // LogStartOffset is in every partition's answer, errors included;
 // LogAppendTime is -1. The server stamps PartitionLeaderEpoch 0 into each
 // batch it appends (bytes 12-15, outside the CRC), as a leader does.
@@ -90,7 +109,11 @@
 // (Partition.DurableChanged), with one timer that it stops.
 //
 // ListOffsets: -2 and -4 the log start; -1 the high watermark; -3 (v7+)
-// the largest timestamp and the last offset of the batch that has it;
+// the largest timestamp and the offset of the record that has it (the
+// first of equals, in the earliest batch that has it; the first record
+// of a LogAppendTime batch), as Kafka 3.8+ answers (KAFKA-16310); when
+// that record is at or above the high watermark, offset and timestamp
+// -1, as Kafka answers, not an earlier record;
 // t >= 0 the first offset whose record timestamp is >= t, by the
 // segments' time indexes, with that record's timestamp; else offset and
 // timestamp -1. Leader epoch 0. No answer names an offset at or above the
@@ -109,6 +132,15 @@
 // max.message.bytes; others and bad values 40), an existing name 36,
 // ValidateOnly. DeleteTopics by name, or by topic id (v6; unknown id
 // 100), removes the partition directories durably.
+//
+// Only the catalog makes partition directories (CreateTopics, automatic
+// creation). Produce, Fetch and ListOffsets look the topic up in the
+// catalog and open its partition with logstore.Store.ExistingPartition,
+// which never makes a directory: a request that races with a
+// DeleteTopics cannot bring the deleted topic's directory back (it
+// would be adopted as a topic again at the next start). Such a request
+// answers 3; Metadata waits for a deletion in progress (the catalog
+// holds its lock through it) and then lists the topic no more.
 //
 // # High watermark
 //

@@ -18,7 +18,8 @@ const (
 // handleListOffsets answers ListOffsets v1-8: -2 and -4 the log start,
 // -1 the high watermark (also under read_committed: there are no
 // transactions, so the last stable offset is the high watermark), -3
-// (v7+) the offset of the batch with the largest timestamp, t >= 0 the
+// (v7+) the offset of the record with the largest timestamp
+// (Partition.MaxTimestamp), t >= 0 the
 // first offset whose timestamp is >= t by the time index. Leader epoch
 // 0. Nothing at or past the high watermark is ever named.
 func handleListOffsets(s *Server, c *conn, req kmsg.Request, p *pending) error {

@@ -136,6 +136,7 @@ func (s *Server) produceOne(topicName string, sp *kmsg.ProduceResponseTopicParti
 			sp.ErrorCode = refusalCode(refused)
 			msg := refused.Reason
 			sp.ErrorMessage = &msg
+			sp.ErrorRecords = recordErrors(sp.ErrorCode, refused)
 		} else {
 			sp.ErrorCode = s.failureCode("produce", part.ID(), err)
 		}
@@ -188,14 +189,11 @@ func refusalCode(r *logstore.RefusedError) int16 {
 // code: a poisoned or failing partition answers KAFKA_STORAGE_ERROR, on
 // which clients retry; a partition closed under the request (its topic
 // deleted, the store closing) NOT_LEADER_OR_FOLLOWER, on which they
-// refresh their metadata; a partition of a topic being deleted,
-// UNKNOWN_TOPIC_OR_PARTITION.
+// refresh their metadata; a partition of a topic deleted or being
+// deleted, UNKNOWN_TOPIC_OR_PARTITION (see topicGone).
 func (s *Server) failureCode(op string, id logstore.PartitionID, err error) int16 {
-	if errors.Is(err, logstore.ErrClosed) {
-		return errNotLeaderOrFollower
-	}
-	if errors.Is(err, logstore.ErrTopicDeleting) {
-		return errUnknownTopicOrPartition
+	if gone := s.topicGone(id, err); gone != errNone {
+		return gone
 	}
 	if errors.Is(err, segment.ErrPoisoned) {
 		s.log.Error("kafka "+op+": partition failed", "partition", id.String(), "err", err.Error())
@@ -222,13 +220,15 @@ func (s *Server) partition(topicName string, partition int32, create bool) (*log
 	if partition < 0 || partition >= t.Partitions {
 		return nil, errUnknownTopicOrPartition
 	}
-	part, err := s.store.Partition(topicName, partition)
-	if err != nil {
-		return nil, s.failureCode("open", logstore.PartitionID{Topic: topicName, Partition: partition}, err)
-	}
+	// Never Store.Partition: it would make the directory again of a
+	// topic deleted since the lookup. Only the catalog makes them.
+	part, err := s.store.ExistingPartition(topicName, partition)
 	if t2, ok := s.cat.Topic(topicName); !ok || t2.ID != t.ID {
 		// Deleted (or deleted and created again) since the lookup.
 		return nil, errUnknownTopicOrPartition
+	}
+	if err != nil {
+		return nil, s.failureCode("open", logstore.PartitionID{Topic: topicName, Partition: partition}, err)
 	}
 	return part, errNone
 }

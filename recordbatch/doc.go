@@ -53,7 +53,9 @@
 //     offset, wrapping one sentinel (ErrTruncated, ErrCRC, ErrRecord, ...);
 //     all of them match ErrCorrupt. Its Reason is the check's name and
 //     what it found, without the package prefix and the position, for a
-//     caller that says where itself. Nothing here panics on input.
+//     caller that says where itself; its Record, the index of the record
+//     at fault when the records' validation names one. Nothing here
+//     panics on input.
 //
 // # Use
 //

@@ -68,6 +68,26 @@ type CorruptionError struct {
 	Section string // "batch" or "records"
 	Offset  int64
 	Err     error // one of the sentinels above, possibly wrapped with detail
+
+	// record is the index from 0 of the record at fault, plus one; 0
+	// when the fault is not one record's (see Record).
+	record int64
+}
+
+// Record returns the index from 0, in its batch, of the record at fault,
+// and whether the error names one: ValidateClientRecords and
+// ValidateRecords name the record that does not decode, whose offset
+// delta is wrong, or that the header claims and the section lacks (and
+// the last one, when its offset delta is not the header's last offset
+// delta). A fault of the batch as a whole (its header, a compressed
+// section that does not inflate, bytes after the last record) names
+// none. It is what a Kafka broker answers in a ProduceResponse's
+// RecordErrors (BatchIndex).
+func (e *CorruptionError) Record() (index int, ok bool) {
+	if e.record <= 0 {
+		return 0, false
+	}
+	return int(e.record - 1), true
 }
 
 func (e *CorruptionError) Error() string {

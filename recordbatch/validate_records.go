@@ -100,7 +100,7 @@ func (r *RecordReader) validate(b Batch, limit int, client bool) error {
 		if codec == CodecNone || !errors.As(err, &ce) {
 			return err
 		}
-		return atRecord(err, "the %s-compressed records section at byte %d of the batch", codec, HeaderSize+int(ce.Offset))
+		return atRecord(err, -1, "the %s-compressed records section at byte %d of the batch", codec, HeaderSize+int(ce.Offset))
 	}
 	count, lastDelta := b.NumRecords(), b.LastOffsetDelta()
 	if walkRecords(r.data, count, lastDelta, client) {
@@ -123,22 +123,22 @@ func (r *RecordReader) validate(b Batch, limit int, client bool) error {
 			err := r.Err()
 			switch {
 			case err == nil && client && i > 0 && prev != lastDelta:
-				return recordsErr(r.pos, ErrRecordCount, "the last record (record %d) has offset delta %d, the header's last offset delta is %d", i-1, prev, lastDelta)
+				return withRecord(recordsErr(r.pos, ErrRecordCount, "the last record (record %d) has offset delta %d, the header's last offset delta is %d", i-1, prev, lastDelta), i-1)
 			case err == nil:
 				return nil
 			case r.left == 0:
-				return atRecord(err, "after the last record (record %d), at %s", i-1, where(r.pos))
+				return atRecord(err, -1, "after the last record (record %d), at %s", i-1, where(r.pos))
 			case r.pos == len(r.data):
-				return atRecord(err, "record %d at %s: the header claims %d records, the records section holds %d", i, where(r.pos), count, i)
+				return atRecord(err, i, "record %d at %s: the header claims %d records, the records section holds %d", i, where(r.pos), count, i)
 			}
-			return atRecord(err, "record %d at %s", i, where(start))
+			return atRecord(err, i, "record %d at %s", i, where(start))
 		}
 		d := r.rec.OffsetDelta
 		switch {
 		case client && d != i:
-			return recordsErr(start, ErrRecord, "record %d at %s: offset delta %d, want %d (a producer numbers the records of a batch 0, 1, 2, ...)", i, where(start), d, i)
+			return withRecord(recordsErr(start, ErrRecord, "record %d at %s: offset delta %d, want %d (a producer numbers the records of a batch 0, 1, 2, ...)", i, where(start), d, i), i)
 		case !client && (d <= prev || d > lastDelta):
-			return recordsErr(start, ErrRecord, "record %d at %s: offset delta %d, want above %d and at most the last offset delta %d", i, where(start), d, prev, lastDelta)
+			return withRecord(recordsErr(start, ErrRecord, "record %d at %s: offset delta %d, want above %d and at most the last offset delta %d", i, where(start), d, prev, lastDelta), i)
 		}
 		prev = d
 	}
@@ -146,8 +146,8 @@ func (r *RecordReader) validate(b Batch, limit int, client bool) error {
 
 // atRecord returns err, a *CorruptionError, with what prefix says
 // (the record and where it is) put before its detail, wrapping the same
-// sentinel.
-func atRecord(err error, format string, args ...any) error {
+// sentinel, and naming record index rec (none when rec < 0).
+func atRecord(err error, rec int32, format string, args ...any) error {
 	var ce *CorruptionError
 	if !errors.As(err, &ce) {
 		return err
@@ -159,7 +159,16 @@ func atRecord(err error, format string, args ...any) error {
 			msg += ": " + d.detail
 		}
 	}
-	return &CorruptionError{Section: ce.Section, Offset: ce.Offset, Err: detail(sentinel, "%s", msg)}
+	return withRecord(&CorruptionError{Section: ce.Section, Offset: ce.Offset, Err: detail(sentinel, "%s", msg)}, rec)
+}
+
+// withRecord sets the record index that err, a *CorruptionError, names
+// (none when rec < 0), and returns it.
+func withRecord(err error, rec int32) error {
+	if ce, ok := err.(*CorruptionError); ok && rec >= 0 {
+		ce.record = int64(rec) + 1
+	}
+	return err
 }
 
 // walkRecords is the fast path of validate: it walks count records of

@@ -192,6 +192,13 @@ func FuzzValidateRecords(f *testing.F) {
 			if err != nil && (!errors.As(err, &ce) || !errors.Is(err, recordbatch.ErrCorrupt)) {
 				t.Fatalf("not a CorruptionError: %#v", err)
 			}
+			// The record named is one the header claims.
+			if err == nil {
+				continue
+			}
+			if i, ok := ce.Record(); ok && (i < 0 || i >= int(max(count, 0))) {
+				t.Fatalf("record %d named of %d: %v", i, count, err)
+			}
 		}
 		if b.Attributes().Codec() == recordbatch.CodecNone && count > 0 {
 			// The fast path agrees with the reader, both ways.
