@@ -59,6 +59,12 @@ type perfProduceOptions struct {
 	partition   int32
 	json        bool
 
+	// Over the wire (perfwire.go).
+	bootstrap  string
+	acks       string
+	linger     time.Duration
+	partitions int32
+
 	// Derived by complete.
 	codec     recordbatch.Codec
 	storeOpts logstore.Options
@@ -78,6 +84,9 @@ func newPerfProduceCommand() *cobra.Command {
 		sync:        "always",
 		compression: recordbatch.CodecNone.String(),
 		topic:       defaultAppendTopic,
+		acks:        "all",
+		linger:      defaultPerfLinger,
+		partitions:  1,
 	}
 	cmd := &cobra.Command{
 		Use:   "produce --records N --record-size S [flags]",
@@ -113,6 +122,22 @@ on a tmpfs /tmp), removed at the end; $` + envStoreDir + ` is not used, so
 produce writes into an existing store only when --dir names it. Give
 --dir to keep the data, e.g. for perf consume.
 
+With --bootstrap HOST:PORT, produce sends the same records to a running
+broker (logstore serve, or any Kafka broker) instead of appending in
+process, as kafka-producer-perf-test.sh does: each of --producers is its
+own franz-go kgo client, idempotent with --acks all (the default; with
+--acks 1 or 0 not idempotent, as kgo requires), batching up to
+--batch-size bytes (--batch-bytes is the same flag; kgo's
+ProducerBatchMaxBytes) and waiting up to --linger for a batch to fill,
+compressing with --compression. Every record goes to --partition of
+--topic; when the broker does not know the topic, produce creates it
+with --partitions partitions. Up to 5 requests are in flight per client,
+and kgo buffers up to 50000 records, so the latency is that of each
+record, from the Produce call to its acknowledgement (exact percentiles
+over every record). Batches and batch bytes are those kgo reports
+written (none with --acks 0). --sync, --dir and the store's flags are
+refused with --bootstrap: the server's own flags decide them.
+
 Exit status: 0 when every record was acknowledged; 1 for bad flags, a
 store that cannot be opened, an I/O error, or a batch the store refused
 (OUT_OF_ORDER, FENCED, INVALID, DUPLICATE): the run stops at the first;
@@ -121,11 +146,18 @@ the batches in flight, the store is closed cleanly and no report is
 printed (a second signal exits at once).`,
 		Example: `  logstore perf produce --records 200000 --record-size 100
   logstore perf produce --records 1000000 --record-size 1000 --producers 4 --sync never --compression lz4
-  logstore perf produce --records 100000 --record-size 100 --sync interval=200ms --dir perf-data --json`,
+  logstore perf produce --records 100000 --record-size 100 --sync interval=200ms --dir perf-data --json
+  logstore perf produce --bootstrap 127.0.0.1:9092 --topic perf --records 1000000 --record-size 100 --producers 8 --batch-bytes 16384`,
 		Args: inspectNoArgs("give the workload with --records and --record-size"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := opts.complete(); err != nil {
+			wire := opts.bootstrap != ""
+			if err := checkModeFlags(cmd.Flags(), wire); err != nil {
 				return err
+			}
+			if !wire {
+				if err := opts.complete(); err != nil {
+					return err
+				}
 			}
 			opts.stdout, opts.stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()
 			if cliout.IsTerminal(opts.stderr) {
@@ -133,6 +165,9 @@ printed (a second signal exits at once).`,
 			}
 			stop := shutdown.Catch(cmd.Context())
 			defer stop.Stop()
+			if wire {
+				return runPerfProduceWire(stop.Context(), opts)
+			}
 			return runPerfProduce(stop.Context(), opts)
 		},
 	}
@@ -140,7 +175,7 @@ printed (a second signal exits at once).`,
 	f.SortFlags = false
 	f.Int64Var(&opts.records, "records", 0, "total records to send (required)")
 	f.IntVar(&opts.recordSize, "record-size", 0, "value bytes of each record (required)")
-	f.IntVar(&opts.batchSize, "batch-size", opts.batchSize, "target batch size in bytes, uncompressed, like Kafka's batch.size")
+	f.IntVar(&opts.batchSize, "batch-size", opts.batchSize, "target batch size in bytes, uncompressed, like Kafka's batch.size (--batch-bytes is the same flag)")
 	f.IntVar(&opts.producers, "producers", opts.producers, "idempotent producers sending at once, sharing the records")
 	f.StringVar(&opts.sync, "sync", opts.sync, "when appends are fsynced: always (before each acknowledgement), interval=DURATION (interval alone: every 1s), or never (only at close)")
 	f.StringVar(&opts.compression, "compression", opts.compression, "codec of the batches: none, gzip, snappy, lz4 or zstd")
@@ -149,6 +184,11 @@ printed (a second signal exits at once).`,
 	f.Int32Var(&opts.partition, "partition", 0, "partition to append to")
 	f.BoolVar(&opts.json, "json", false, "print the report as one JSON object")
 	opts.store.addTo(cmd)
+	f.StringVar(&opts.bootstrap, "bootstrap", "", "send to the broker at `HOST:PORT` (several: comma-separated) with kgo clients, instead of appending in process")
+	f.StringVar(&opts.acks, "acks", opts.acks, "with --bootstrap: all (idempotent producers), 1 or 0 (not idempotent: kgo's idempotence needs acks=all)")
+	f.DurationVar(&opts.linger, "linger", opts.linger, "with --bootstrap: how long kgo waits for more records before sending a batch, like Kafka's linger.ms")
+	f.Int32Var(&opts.partitions, "partitions", opts.partitions, "with --bootstrap: partitions of the topic when the broker does not know it and produce creates it")
+	f.SetNormalizeFunc(batchBytesAlias)
 	return cmd
 }
 
@@ -255,6 +295,10 @@ type perfConsumeOptions struct {
 	shallow  bool
 	json     bool
 
+	// Over the wire (perfwire.go).
+	bootstrap string
+	timeout   time.Duration
+
 	stdout   io.Writer
 	stderr   io.Writer
 	where    string        // the command path, for notices on stderr
@@ -262,7 +306,7 @@ type perfConsumeOptions struct {
 }
 
 func newPerfConsumeCommand() *cobra.Command {
-	opts := &perfConsumeOptions{partitionFlags: newPartitionFlags(), maxBytes: defaultPerfReadBytes}
+	opts := &perfConsumeOptions{partitionFlags: newPartitionFlags(), maxBytes: defaultPerfReadBytes, timeout: defaultPerfWireTimeout}
 	cmd := &cobra.Command{
 		Use:   "consume [--dir DIR] [--topic TOPIC] [--partition N] [--from OFFSET] [--max-bytes B] [--shallow] [--json]",
 		Short: "Read a partition to its end and report throughput",
@@ -287,6 +331,16 @@ partition, it takes the store's lock (waiting up to --lock-timeout), and
 opening the partition recovers it as every open does (what was changed
 is said on stderr).
 
+With --bootstrap HOST:PORT, consume reads --topic's --partition from a
+running broker with one franz-go kgo consumer (no group), as
+kafka-consumer-perf-test.sh does: from --from (default the log start) to
+the end the broker gave when the run began (the high watermark), with
+--max-bytes as kgo's FetchMaxBytes and FetchMaxPartitionBytes. Bytes and
+batches are those of the batches kgo fetched, as they came over the
+wire; records are counted as kgo hands them over, every record decoded.
+A run that waits --timeout for the next record fails. --dir, --shallow,
+--lock-timeout and the store's flags are refused with --bootstrap.
+
 Exit status: 0 when the partition was read to its end; 1 for bad flags,
 a store or partition that does not exist or cannot be opened, an offset
 outside the log, or a batch that cannot be read; 130 or 143 when SIGINT
@@ -294,7 +348,8 @@ or SIGTERM stopped it (between reads; the store is closed cleanly; a
 second signal exits at once).`,
 		Example: `  logstore perf produce --records 200000 --record-size 100 --dir perf-data
   logstore perf consume --dir perf-data
-  logstore perf consume --dir perf-data --shallow --max-bytes 4194304 --json`,
+  logstore perf consume --dir perf-data --shallow --max-bytes 4194304 --json
+  logstore perf consume --bootstrap 127.0.0.1:9092 --topic perf`,
 		Args: inspectNoArgs("name the partition with --dir, --topic and --partition"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.fromSet = cmd.Flags().Changed("from")
@@ -303,8 +358,15 @@ second signal exits at once).`,
 			if cliout.IsTerminal(opts.stderr) {
 				opts.progress = time.Second
 			}
+			wire := opts.bootstrap != ""
+			if err := checkModeFlags(cmd.Flags(), wire); err != nil {
+				return err
+			}
 			stop := shutdown.Catch(cmd.Context())
 			defer stop.Stop()
+			if wire {
+				return runPerfConsumeWire(stop.Context(), opts)
+			}
 			return runPerfConsume(stop.Context(), opts)
 		},
 	}
@@ -315,6 +377,8 @@ second signal exits at once).`,
 	f.IntVar(&opts.maxBytes, "max-bytes", opts.maxBytes, "bytes to ask the partition for per read")
 	f.BoolVar(&opts.shallow, "shallow", false, "parse batch headers only: no CRC check, no decompression, no record decoding")
 	f.BoolVar(&opts.json, "json", false, "print the report as one JSON object")
+	f.StringVar(&opts.bootstrap, "bootstrap", "", "read from the broker at `HOST:PORT` (several: comma-separated) with a kgo consumer, instead of the store in process")
+	f.DurationVar(&opts.timeout, "timeout", opts.timeout, "with --bootstrap: the longest wait for the next record before giving up")
 	return cmd
 }
 

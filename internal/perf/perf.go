@@ -87,6 +87,12 @@ func RecordsPerBatch(valueSize, batchSize int) int64 {
 	}
 }
 
+// FitsBatch says whether one record of valueSize bytes fits in a batch of
+// batchSize bytes, uncompressed.
+func FitsBatch(valueSize, batchSize int) bool {
+	return recordbatch.HeaderSize+recordBytes(valueSize, 0) <= batchSize
+}
+
 // MaxRecordSize is the largest value a one-record batch can carry
 // within the store's batch limit.
 func MaxRecordSize() int {
@@ -112,6 +118,9 @@ type ProduceReport struct {
 	TemporaryDir    bool    `json:"temporaryDir"`
 	Topic           string  `json:"topic"`
 	Partition       int32   `json:"partition"`
+	Bootstrap       string  `json:"bootstrap,omitempty"` // over the wire (ProduceWire): the broker
+	Acks            string  `json:"acks,omitempty"`      // over the wire: all, 1 or 0
+	LingerMs        float64 `json:"lingerMs,omitempty"`  // over the wire: kgo's linger
 	ValueBytes      int64   `json:"valueBytes"`
 	BatchBytes      int64   `json:"batchBytes"`
 	ElapsedSeconds  float64 `json:"elapsedSeconds"`
@@ -153,11 +162,7 @@ func Produce(ctx context.Context, p *logstore.Partition, cfg ProduceConfig, rep 
 	if err != nil {
 		return err
 	}
-	value := make([]byte, cfg.RecordSize)
-	rnd := rand.New(rand.NewPCG(1, 2))
-	for i := range value {
-		value[i] = 'A' + byte(rnd.IntN(26))
-	}
+	value := randomValue(cfg.RecordSize)
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
@@ -206,6 +211,17 @@ func Produce(ctx context.Context, p *logstore.Partition, cfg ProduceConfig, rep 
 		return fmt.Errorf("interrupted after %d of %d records", rep.Records, cfg.Records)
 	}
 	return nil
+}
+
+// randomValue is a record value of size random letters A-Z, the same on
+// every run, as Kafka's producer perf test sends them.
+func randomValue(size int) []byte {
+	value := make([]byte, size)
+	rnd := rand.New(rand.NewPCG(1, 2))
+	for i := range value {
+		value[i] = 'A' + byte(rnd.IntN(26))
+	}
+	return value
 }
 
 // send builds a batch of n records, appends it and records the latency.
@@ -277,6 +293,9 @@ func (r *ProduceReport) Finish() {
 }
 
 func (r *ProduceReport) Text() string {
+	if r.Bootstrap != "" {
+		return r.wireText()
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "records      %d sent by %d producers in %d batches of up to %d records (%d-byte values, compression %s, sync %s)\n",
 		r.Records, r.Producers, r.Batches, r.RecordsPerBatch, r.RecordSize, r.Compression, r.Sync)
@@ -301,6 +320,7 @@ func (r *ProduceReport) Text() string {
 type ConsumeReport struct {
 	Topic          string  `json:"topic"`
 	Partition      int32   `json:"partition"`
+	Bootstrap      string  `json:"bootstrap,omitempty"` // over the wire (ConsumeWire): the broker
 	From           int64   `json:"from"`
 	End            int64   `json:"end"`
 	Shallow        bool    `json:"shallow"`
@@ -385,6 +405,9 @@ func consume(ctx context.Context, p *logstore.Partition, off, end int64, cfg Con
 
 func (r *ConsumeReport) Text() string {
 	mode := "every record decoded"
+	if r.Bootstrap != "" {
+		mode = "fetched from " + r.Bootstrap + " by a kgo consumer"
+	}
 	if r.Shallow {
 		mode = "batch headers only"
 	}
