@@ -195,16 +195,6 @@ func TestMetricsOverTheWire(t *testing.T) {
 	}
 }
 
-// TestMetricsOutcomeNames: each produce outcome of the server has the
-// metrics outcome of the same name.
-func TestMetricsOutcomeNames(t *testing.T) {
-	for o := range produceOutcome(len(produceOutcomeNames)) {
-		if got := metricsOutcome[o].String(); got != o.String() {
-			t.Errorf("outcome %s counted as %s", o, got)
-		}
-	}
-}
-
 // TestNoMetrics: a server without metrics serves (every hook is a no-op
 // on a nil *metrics.Metrics).
 func TestNoMetrics(t *testing.T) {

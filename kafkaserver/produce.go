@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/logstore/logstore"
+	"github.com/logstore/logstore/metrics"
 	"github.com/logstore/logstore/recordbatch"
 	"github.com/logstore/logstore/segment"
 )
@@ -103,7 +104,7 @@ func (s *Server) produceOne(topicName string, sp *kmsg.ProduceResponseTopicParti
 	part, code := s.partition(topicName, sp.Partition, true)
 	if code != errNone {
 		sp.ErrorCode = code
-		s.produced(logstore.PartitionID{Topic: topicName, Partition: sp.Partition}, outcomeUnknownTopic, len(records))
+		s.produced(logstore.PartitionID{Topic: topicName, Partition: sp.Partition}, metrics.OutcomeUnknownTopic, len(records))
 		return ackWait{}, false
 	}
 	sp.LogStartOffset = part.StartOffset()
@@ -111,7 +112,7 @@ func (s *Server) produceOne(topicName string, sp *kmsg.ProduceResponseTopicParti
 		sp.ErrorCode = errInvalidRecord
 		msg := "the produce request has no record batch for this partition"
 		sp.ErrorMessage = &msg
-		s.produced(part.ID(), outcomeInvalid, 0)
+		s.produced(part.ID(), metrics.OutcomeInvalid, 0)
 		return ackWait{}, false
 	}
 	if len(records) >= recordbatch.HeaderSize && records[16] == 2 && recordbatch.Batch(records).Attributes().Transactional() {
@@ -124,12 +125,12 @@ func (s *Server) produceOne(topicName string, sp *kmsg.ProduceResponseTopicParti
 		sp.ErrorCode = errInvalidTxnState
 		msg := "logstore has no transaction coordinator yet: transactional batches are refused"
 		sp.ErrorMessage = &msg
-		s.produced(part.ID(), outcomeOpenTransaction, len(records))
+		s.produced(part.ID(), metrics.OutcomeOpenTransaction, len(records))
 		return ackWait{}, false
 	}
 	stampLeaderEpoch(records)
 	res, err := part.AppendWritten(records)
-	s.produced(part.ID(), outcomeOf(res, err), len(records))
+	s.produced(part.ID(), metrics.OutcomeOf(res, err), len(records))
 	if err != nil {
 		var refused *logstore.RefusedError
 		if errors.As(err, &refused) {
