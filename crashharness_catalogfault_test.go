@@ -300,3 +300,22 @@ func TestCatalogCreateTopicFailureUndoneByOpen(t *testing.T) {
 	f.checkGone("t", false)
 	f.mustCreate("t", 1)
 }
+
+// A name that collides with a topic marked for deletion ('.' as '_') is
+// refused as it would be while the topic was there.
+func TestCatalogDeleteTopicFailureCollision(t *testing.T) {
+	f := openFaultCatalog(t)
+	f.mustCreate("a.b", 1)
+	f.fs.SetFault(failNth(crashfs.OpRename, "a.b", 1, false))
+	if _, err := f.c.DeleteTopic("a.b"); !errors.Is(err, errCatalogFault) {
+		t.Fatalf("DeleteTopic with a failing rename: %v, want the injected error", err)
+	}
+	f.fs.SetFault(nil)
+	if _, err := f.c.CreateTopic("a_b", 1, nil, false); !errors.Is(err, catalog.ErrInvalidTopic) {
+		t.Fatalf("CreateTopic colliding with a topic marked for deletion: %v, want ErrInvalidTopic", err)
+	}
+	if _, err := f.c.DeleteTopic("a.b"); err != nil {
+		t.Fatalf("retried DeleteTopic: %v", err)
+	}
+	f.mustCreate("a_b", 1)
+}
