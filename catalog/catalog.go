@@ -67,6 +67,13 @@ type topicRecord struct {
 	State      string            `json:"state"`
 }
 
+// unfinishedTopic is a topic whose creation (state stateCreating) or
+// deletion (stateDeleting) failed part way in this process.
+type unfinishedTopic struct {
+	t     Topic
+	state string
+}
+
 // Catalog is the durable cluster-wide state of a store. It is safe for
 // concurrent use.
 type Catalog struct {
@@ -76,10 +83,15 @@ type Catalog struct {
 
 	clusterID string
 
-	// mu guards topics and serializes CreateTopic and DeleteTopic.
+	// mu guards topics and unfinished and serializes CreateTopic and
+	// DeleteTopic.
 	mu     sync.Mutex
 	topics map[string]Topic
-	closed bool
+	// unfinished holds the topics whose creation or deletion failed
+	// part way (an I/O error): catalog.db says "creating" or
+	// "deleting", some directories may be left. They are not in topics.
+	unfinished map[string]unfinishedTopic
+	closed     bool
 
 	// pidMu guards the producer id allocator: nextPID is the next id to
 	// hand out, reserved the first id not reserved in catalog.db.
@@ -100,7 +112,7 @@ func Open(store *logstore.Store) (*Catalog, error) {
 	if err != nil {
 		return nil, fmt.Errorf("catalog: open %s: %w", path, err)
 	}
-	c := &Catalog{store: store, db: db, path: path, topics: map[string]Topic{}}
+	c := &Catalog{store: store, db: db, path: path, topics: map[string]Topic{}, unfinished: map[string]unfinishedTopic{}}
 	if err := c.load(); err != nil {
 		return nil, errors.Join(fmt.Errorf("catalog: open %s: %w", path, err), db.Close())
 	}
@@ -511,11 +523,28 @@ func (c *Catalog) CreateTopic(name string, partitions int32, configs map[string]
 	if _, ok := c.topics[name]; ok {
 		return fail(ErrTopicExists)
 	}
+	if u, ok := c.unfinished[name]; ok && u.state == stateDeleting {
+		return fail(ErrTopicMarkedForDeletion)
+	}
 	if strings.ContainsAny(name, "._") {
 		key := collisionKey(name)
-		for other := range c.topics {
+		collides := func(other string) error {
 			if collisionKey(other) == key {
-				return fail(fmt.Errorf("%w: it collides with existing topic %q ('.' and '_' are the same in metric names)", ErrInvalidTopic, other))
+				return fmt.Errorf("%w: it collides with existing topic %q ('.' and '_' are the same in metric names)", ErrInvalidTopic, other)
+			}
+			return nil
+		}
+		for other := range c.topics {
+			if err := collides(other); err != nil {
+				return fail(err)
+			}
+		}
+		for other, u := range c.unfinished {
+			if u.state != stateDeleting {
+				continue
+			}
+			if err := collides(other); err != nil {
+				return fail(err)
 			}
 		}
 	}
@@ -533,6 +562,13 @@ func (c *Catalog) CreateTopic(name string, partitions int32, configs map[string]
 	if validateOnly {
 		return cloneTopic(t), nil
 	}
+	if _, ok := c.unfinished[name]; ok {
+		// An earlier attempt failed and could not undo itself: undo it
+		// now, before anything of it could be taken as adoptable.
+		if err := c.removeUnfinished(name); err != nil {
+			return fail(fmt.Errorf("undo an earlier failed creation: %w", err))
+		}
+	}
 	if err := c.adoptStray(name, partitions); err != nil {
 		return fail(err)
 	}
@@ -542,21 +578,40 @@ func (c *Catalog) CreateTopic(name string, partitions int32, configs map[string]
 	// 1. The entry, "creating": from here a crash undoes the topic at
 	// the next Open.
 	if err := c.putTopic(t, stateCreating, -1); err != nil {
+		// bbolt rolled the commit back: nothing was written.
 		return fail(err)
 	}
-	if err := c.createDirs(t, opts); err != nil {
-		// Undo now if we can; if not, the next Open does.
-		if c.store.DeleteTopic(name) == nil && c.deleteRecord(name) == nil {
-			_ = c.store.SetTopicOptions(name, logstore.TopicOptions{})
-		}
-		return fail(err)
+	err = c.createDirs(t, opts)
+	if err == nil {
+		// 4. "ready": the topic exists.
+		err = c.putTopic(t, stateReady, -1)
 	}
-	// 4. "ready": the topic exists.
-	if err := c.putTopic(t, stateReady, -1); err != nil {
+	if err != nil {
+		// Undo now if we can; if not, a retried CreateTopic or the
+		// next Open does, and until then the name is held here so
+		// nothing adopts what is left of it.
+		c.unfinished[name] = unfinishedTopic{t: t, state: stateCreating}
+		_ = c.removeUnfinished(name)
 		return fail(err)
 	}
 	c.topics[name] = t
 	return cloneTopic(t), nil
+}
+
+// removeUnfinished removes topic name, whose creation or deletion
+// failed part way: its directories (logstore.Store.DeleteTopic), its
+// configs on the store, then its catalog.db entry. Only then does it
+// forget the name; on an error it stays unfinished.
+func (c *Catalog) removeUnfinished(name string) error {
+	if err := c.store.DeleteTopic(name); err != nil {
+		return err
+	}
+	_ = c.store.SetTopicOptions(name, logstore.TopicOptions{})
+	if err := c.deleteRecord(name); err != nil {
+		return err
+	}
+	delete(c.unfinished, name)
+	return nil
 }
 
 // adoptStray handles partition directories of name made since Open
@@ -623,6 +678,13 @@ func (c *Catalog) createDirs(t Topic, opts logstore.TopicOptions) error {
 // there or wholly gone. Its partitions are closed and its directories
 // removed (logstore.Store.DeleteTopic). It returns the topic as it was.
 // An unknown name is ErrUnknownTopic.
+//
+// If the deletion fails after its catalog.db entry says "deleting" (an
+// I/O error removing a directory), the topic stays marked for deletion:
+// Topics and Topic no longer show it, CreateTopic of the name is refused
+// (ErrTopicMarkedForDeletion), and a retried DeleteTopic finishes the
+// deletion and returns the topic, as Kafka accepts a second deletion of
+// a topic marked for deletion; the next Open finishes it too.
 func (c *Catalog) DeleteTopic(name string) (Topic, error) {
 	fail := func(err error) (Topic, error) {
 		return Topic{}, fmt.Errorf("catalog: delete topic %q: %w", name, err)
@@ -634,20 +696,22 @@ func (c *Catalog) DeleteTopic(name string) (Topic, error) {
 	}
 	t, ok := c.topics[name]
 	if !ok {
-		return fail(ErrUnknownTopic)
+		u, ok := c.unfinished[name]
+		if !ok || u.state != stateDeleting {
+			// A failed creation never made a topic.
+			return fail(ErrUnknownTopic)
+		}
+		t = u.t
+	} else {
+		// 1. "deleting": from here the next Open finishes the deletion.
+		if err := c.putTopic(t, stateDeleting, -1); err != nil {
+			return fail(err)
+		}
+		delete(c.topics, name)
+		c.unfinished[name] = unfinishedTopic{t: t, state: stateDeleting}
 	}
-	// 1. "deleting": from here the next Open finishes the deletion.
-	if err := c.putTopic(t, stateDeleting, -1); err != nil {
-		return fail(err)
-	}
-	delete(c.topics, name)
-	// 2. The directories (renamed, synced, removed).
-	if err := c.store.DeleteTopic(name); err != nil {
-		return fail(err)
-	}
-	_ = c.store.SetTopicOptions(name, logstore.TopicOptions{})
-	// 3. The entry.
-	if err := c.deleteRecord(name); err != nil {
+	// 2. The directories (renamed, synced, removed), then 3. the entry.
+	if err := c.removeUnfinished(name); err != nil {
 		return fail(err)
 	}
 	return cloneTopic(t), nil

@@ -68,7 +68,8 @@
 // crash after 1 and before 4 leaves a "creating" entry and some
 // directories: Open deletes them (logstore.Store.DeleteTopic) and the
 // entry, so the topic is wholly absent. After 4 it is wholly there. A
-// failure (not a crash) in 2 or 3 undoes the topic at once.
+// failure (not a crash) in 2, 3 or 4 undoes the topic at once (see
+// Failures below).
 //
 // DeleteTopic:
 //
@@ -82,6 +83,44 @@
 // A crash before 1 leaves the topic whole. After 1, Open sees "deleting"
 // and runs 2 and 3 again (the store's own Open has already removed any
 // -delete directory a crash left), so the topic is wholly gone.
+//
+// # Failures: memory agrees with catalog.db
+//
+// A failure that is not a crash (an I/O error making, renaming or
+// removing a directory, or a catalog.db commit that fails) leaves the
+// process running with catalog.db and some directories half way. The
+// catalog keeps, in memory, each topic in the state its entry says:
+//
+//	no entry     absent: CreateTopic makes it, DeleteTopic answers
+//	             ErrUnknownTopic
+//	"ready"      listed by Topics and Topic
+//	"creating"   a creation failed after step 1 and its undo (remove
+//	             the directories, then the entry) failed too: not
+//	             listed, DeleteTopic answers ErrUnknownTopic (it never
+//	             existed for clients), and CreateTopic of the name first
+//	             runs the undo again, then creates afresh (refusing with
+//	             the undo's error if it fails again)
+//	"deleting"   a deletion failed after its step 1: the topic is marked
+//	             for deletion, as Kafka marks one. Not listed (clients
+//	             see it gone); CreateTopic of the name is refused with
+//	             ErrTopicMarkedForDeletion, which is ErrTopicExists
+//	             (Kafka: TOPIC_ALREADY_EXISTS, "marked for deletion"),
+//	             and so is a name colliding with it; DeleteTopic runs
+//	             steps 2 and 3 again and returns the topic, as Kafka
+//	             answers a second deletion of a topic marked for
+//	             deletion with no error
+//
+// The name leaves the in-memory "creating"/"deleting" set only once its
+// directories and its entry are gone, and Open finishes both states as it
+// finishes them after a crash. So directories left by a failure are
+// never taken for ones made outside the catalog and adopted: a
+// half-deleted topic does not come back under a new CreateTopic, and a
+// half-created one does not lend its directories to the retry.
+//
+// A deletion that failed after renaming some directories to -delete
+// names leaves those to the store's next Open: logstore.Store.DeleteTopic
+// removes only the directories it renamed itself. No listing returns
+// them, so nothing adopts them.
 //
 // Open, after those two repairs, sets each topic's configs on the store
 // and adopts the partition directories the catalog does not know

@@ -14,6 +14,12 @@ var (
 	// (TOPIC_ALREADY_EXISTS, 36).
 	ErrTopicExists = errors.New("topic already exists")
 
+	// ErrTopicMarkedForDeletion: CreateTopic of a name whose deletion
+	// failed part way and is not finished yet (a retried DeleteTopic or
+	// the next Open finishes it). It is also ErrTopicExists, as Kafka
+	// answers TOPIC_ALREADY_EXISTS (36) for a topic marked for deletion.
+	ErrTopicMarkedForDeletion = fmt.Errorf("%w: it is marked for deletion", ErrTopicExists)
+
 	// ErrUnknownTopic: DeleteTopic of a name the catalog does not hold
 	// (UNKNOWN_TOPIC_OR_PARTITION, 3).
 	ErrUnknownTopic = errors.New("unknown topic")
