@@ -68,6 +68,9 @@ type pending struct {
 	// frame is the request's frame buffer, back to its pool once the
 	// response is written.
 	frame []byte
+	// sizeHint, when set, is about the size of the encoded response (a
+	// fetch's record bytes and some more), for the writer's buffer.
+	sizeHint int
 }
 
 // complete reports whether p's response is ready to write.
@@ -286,7 +289,10 @@ func (c *conn) writeLoop() {
 			batch[i] = nil
 		}
 		if cap(buf) > 1<<20 {
-			buf = nil // do not keep a large fetch's buffer per idle connection
+			// Do not keep a large fetch's buffer per idle connection;
+			// the next large fetch takes one from the pool again.
+			putFrame(buf)
+			buf = nil
 		}
 	}
 }
@@ -297,6 +303,14 @@ func (c *conn) respond(buf []byte, p *pending) []byte {
 	c.s.finished(p)
 	if p.noResponse || p.resp == nil {
 		return buf
+	}
+	if need := len(buf) + p.sizeHint; p.sizeHint > 0 && need > cap(buf) {
+		// A large fetch: one pooled buffer of about its size, rather
+		// than append's doublings, each a new allocation and a copy.
+		grown := getFrame(need)[:len(buf)]
+		copy(grown, buf)
+		putFrame(buf)
+		buf = grown
 	}
 	return appendResponse(buf, p)
 }
