@@ -2,7 +2,6 @@ package kafkaserver
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -66,6 +65,25 @@ type pending struct {
 	// metrics and the logs.
 	errCode int16
 	done    chan struct{}
+	// frame is the request's frame buffer, back to its pool once the
+	// response is written.
+	frame []byte
+	// sizeHint, when set, is about the size of the encoded response (a
+	// fetch's record bytes and some more), for the writer's buffer.
+	sizeHint int
+}
+
+// complete reports whether p's response is ready to write.
+func (p *pending) complete() bool {
+	if p.done == nil {
+		return true
+	}
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
 }
 
 func (p *pending) setErr(code int16) {
@@ -139,9 +157,12 @@ func (c *conn) readLoop() {
 		}
 		p, err := c.s.handle(c, frame)
 		if err != nil {
+			// The frame is left to the collector: a goroutine the
+			// handler started may still hold a part of it.
 			c.s.log.Warn("kafka connection closed", "remote", c.nc.RemoteAddr().String(), "reason", err.Error())
 			return
 		}
+		p.frame = frame
 		c.queue <- p
 	}
 }
@@ -153,10 +174,12 @@ func quietReadError(err error) bool {
 		errors.Is(err, syscall.ECONNRESET)
 }
 
-// readFrame reads one request frame: int32 size, then size bytes. The
-// size is checked against MaxRequestBytes before anything is allocated,
-// and the buffer grows with the bytes that actually come, so a claimed
-// size costs nothing until it is sent.
+// readFrame reads one request frame: int32 size, then size bytes, into a
+// pooled buffer (framepool.go) that the caller hands back once the
+// request's response is written. The size is checked against
+// MaxRequestBytes before anything is allocated, and the buffer grows with
+// the bytes that actually come (first firstFrameChunk, then doubling), so
+// a claimed size costs nothing until it is sent.
 func (c *conn) readFrame() ([]byte, error) {
 	var hdr [4]byte
 	if _, err := io.ReadFull(c.br, hdr[:]); err != nil {
@@ -169,61 +192,140 @@ func (c *conn) readFrame() ([]byte, error) {
 	case n < minHeaderBytes:
 		return nil, fmt.Errorf("request frame of %d bytes is shorter than a request header", n)
 	}
-	var buf bytes.Buffer
-	buf.Grow(int(min(n, 64<<10)))
-	if _, err := io.CopyN(&buf, c.br, int64(n)); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("connection closed inside a request frame of %d bytes: %w", n, io.ErrUnexpectedEOF)
+	buf := getFrame(int(min(n, firstFrameChunk)))
+	buf = buf[:min(int(n), cap(buf))]
+	got := 0
+	for {
+		// A read as large as bufio's buffer goes straight into buf.
+		k, err := io.ReadFull(c.br, buf[got:])
+		got += k
+		if err != nil {
+			putFrame(buf)
+			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+				return nil, fmt.Errorf("connection closed inside a request frame of %d bytes: %w", n, io.ErrUnexpectedEOF)
+			}
+			return nil, err
 		}
-		return nil, err
+		if got == int(n) {
+			break
+		}
+		grown := getFrame(min(int(n), 2*got))
+		grown = grown[:min(int(n), cap(grown))]
+		copy(grown, buf[:got])
+		putFrame(buf)
+		buf = grown
 	}
 	c.s.bytesRead(4 + int(n))
-	return buf.Bytes(), nil
+	return buf, nil
 }
 
+// writeGatherBytes: responses already complete when one is written go
+// out in the same write, up to about this many bytes, so pipelined
+// requests (kgo keeps 5 produce requests in flight) cost fewer writes
+// and fewer wake-ups of the client.
+const writeGatherBytes = 64 << 10
+
 func (c *conn) writeLoop() {
-	var failed bool
-	var buf []byte
-	for p := range c.queue {
+	var (
+		failed, closed bool
+		buf            []byte
+		batch          []*pending
+		next           *pending
+	)
+	for !closed {
+		p := next
+		next = nil
+		if p == nil {
+			var ok bool
+			if p, ok = <-c.queue; !ok {
+				return
+			}
+		}
 		if failed {
 			continue
 		}
 		if p.done != nil {
 			<-p.done
 		}
-		c.s.finished(p)
-		if p.noResponse || p.resp == nil {
-			continue
-		}
-		buf = appendResponse(buf[:0], p)
-		c.nc.SetWriteDeadline(time.Now().Add(c.s.cfg.WriteTimeout))
-		n, err := c.nc.Write(buf)
-		c.s.bytesWritten(n)
-		if err != nil {
-			failed = true
-			if !errors.Is(err, net.ErrClosed) && !errors.Is(err, syscall.EPIPE) && !errors.Is(err, syscall.ECONNRESET) {
-				// Not the client's own close: a deadline, a stalled reader.
-				c.s.log.Warn("kafka connection closed: writing a response failed", "remote", c.nc.RemoteAddr().String(), "api", apiName(p.key), "err", err.Error())
+		buf = c.respond(buf[:0], p)
+		batch = append(batch[:0], p)
+	gather:
+		for len(buf) < writeGatherBytes {
+			select {
+			case q, ok := <-c.queue:
+				if !ok {
+					closed = true
+					break gather
+				}
+				if !q.complete() {
+					next = q
+					break gather
+				}
+				buf = c.respond(buf, q)
+				batch = append(batch, q)
+			default:
+				break gather
 			}
-			// The reader's next read fails; it then closes the queue.
-			c.nc.Close()
+		}
+		if len(buf) > 0 {
+			c.nc.SetWriteDeadline(time.Now().Add(c.s.cfg.WriteTimeout))
+			n, err := c.nc.Write(buf)
+			c.s.bytesWritten(n)
+			if err != nil {
+				failed = true
+				if !errors.Is(err, net.ErrClosed) && !errors.Is(err, syscall.EPIPE) && !errors.Is(err, syscall.ECONNRESET) {
+					// Not the client's own close: a deadline, a stalled reader.
+					c.s.log.Warn("kafka connection closed: writing a response failed", "remote", c.nc.RemoteAddr().String(), "api", apiName(p.key), "err", err.Error())
+				}
+				// The reader's next read fails; it then closes the queue.
+				c.nc.Close()
+			}
+		}
+		// Every request of the batch is answered and its handler done:
+		// nothing refers to its frame any more.
+		for i, q := range batch {
+			putFrame(q.frame)
+			q.frame = nil
+			batch[i] = nil
 		}
 		if cap(buf) > 1<<20 {
-			buf = nil // do not keep a large fetch's buffer per idle connection
+			// Do not keep a large fetch's buffer per idle connection;
+			// the next large fetch takes one from the pool again.
+			putFrame(buf)
+			buf = nil
 		}
 	}
+}
+
+// respond completes p (its metrics) and appends its response frame to
+// buf, unless it is answered by nothing.
+func (c *conn) respond(buf []byte, p *pending) []byte {
+	c.s.finished(p)
+	if p.noResponse || p.resp == nil {
+		return buf
+	}
+	if need := len(buf) + p.sizeHint; p.sizeHint > 0 && need > cap(buf) {
+		// A large fetch: one pooled buffer of about its size, rather
+		// than append's doublings, each a new allocation and a copy.
+		grown := getFrame(need)[:len(buf)]
+		copy(grown, buf)
+		putFrame(buf)
+		buf = grown
+	}
+	return appendResponse(buf, p)
 }
 
 // appendResponse frames p's response: [size][correlation id], a tag
 // byte when the response is flexible (never for ApiVersions, whose
 // response header is v0 for every version), then the body.
 func appendResponse(dst []byte, p *pending) []byte {
+	start := len(dst)
 	dst = append(dst, 0, 0, 0, 0)
 	dst = binary.BigEndian.AppendUint32(dst, uint32(p.corr))
 	if p.resp.IsFlexible() && p.key != apiVersionsKey {
 		dst = append(dst, 0)
 	}
 	dst = p.resp.AppendTo(dst)
-	binary.BigEndian.PutUint32(dst, uint32(len(dst)-4))
+	binary.BigEndian.PutUint32(dst[start:], uint32(len(dst)-start-4))
 	return dst
 }

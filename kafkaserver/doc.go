@@ -11,9 +11,12 @@
 //
 // Each connection has a read goroutine and a write goroutine. The reader
 // reads one frame (int32 size, checked against Config.MaxRequestBytes
-// before anything is allocated; the buffer then grows with the bytes
-// that come; a request other than Produce may not exceed 1 MiB, since
-// kmsg allocates an array by its count before decoding its elements),
+// before anything is allocated; the buffer, from a pool by size class,
+// then grows with the bytes that come, and goes back to its pool once
+// the request's response is written, since the decoded request's byte
+// slices point into it; a request other than Produce may not exceed
+// 1 MiB, since kmsg allocates an array by its count before decoding its
+// elements),
 // decodes the header and the body, and runs the handler of its API key
 // (dispatch.go: handle, the one place every request passes, and
 // finished, where a request's key, version, error code and duration are
@@ -23,7 +26,8 @@
 // for data. The reader goes on to the next request meanwhile, so the
 // next produce's append does not wait for this one's fsync; appends
 // still happen in request order, in the reader. The writer writes the
-// responses in request order, each once it is complete. At most 8
+// responses in request order, each once it is complete; responses that
+// are complete when it writes go out in one write. At most 8
 // requests per connection are read and not yet answered (kgo keeps 5
 // produce requests in flight); the reader waits beyond that.
 //

@@ -143,10 +143,17 @@ func (f *fetch) wait(parts []*logstore.Partition) {
 	}
 }
 
+// setErr notes the response's first error code in p, and about how
+// large the response will be (its record bytes, and a header's worth
+// per partition).
 func (f *fetch) setErr(p *pending) {
+	hint := 256
 	for _, t := range f.resp.Topics {
+		hint += 64 + len(t.Topic)
 		for _, sp := range t.Partitions {
 			p.setErr(sp.ErrorCode)
+			hint += 64 + len(sp.RecordBatches)
 		}
 	}
+	p.sizeHint = hint
 }
