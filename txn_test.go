@@ -1,0 +1,334 @@
+package logstore_test
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/logstore/logstore"
+	"github.com/logstore/logstore/internal/testutil"
+	"github.com/logstore/logstore/kafkadump"
+	"github.com/logstore/logstore/recordbatch"
+	"github.com/logstore/logstore/segment"
+)
+
+// txnBatch builds a transactional client batch of n records.
+func txnDataBatch(pid int64, epoch int16, seq int32, n int) []byte {
+	b := recordbatch.NewBuilder(0)
+	b.ProducerID, b.ProducerEpoch, b.BaseSequence = pid, epoch, seq
+	b.Transactional = true
+	for i := range n {
+		if err := b.Append(recent, nil, fmt.Appendf(nil, "t%d-s%d-%d", pid, seq, i), nil); err != nil {
+			panic(err)
+		}
+	}
+	out, err := b.AppendTo(nil)
+	if err != nil {
+		panic(err)
+	}
+	return out
+}
+
+func mustAppend(t *testing.T, p *logstore.Partition, batch []byte) logstore.AppendResult {
+	t.Helper()
+	res, err := p.Append(batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func mustMarker(t *testing.T, p *logstore.Partition, pid int64, commit bool) logstore.AppendResult {
+	t.Helper()
+	res, err := p.AppendMarker(pid, 0, commit, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func wantLSO(t *testing.T, p *logstore.Partition, want int64) {
+	t.Helper()
+	if got := p.LastStableOffset(); got != want {
+		t.Fatalf("LastStableOffset = %d, want %d (end %d)", got, want, p.EndOffset())
+	}
+}
+
+// txnWorkload writes two aborted and one committed transaction; it
+// returns the .txnindex entries Kafka would write for them.
+func txnWorkload(t *testing.T, p *logstore.Partition) []segment.AbortedTxn {
+	wantLSO(t, p, 0)
+	mustAppend(t, p, txnDataBatch(1, 0, 0, 2)) // 0..1, opens pid 1's txn at 0
+	wantLSO(t, p, 0)
+	mustAppend(t, p, producerBatch(2, 0, 0, 1, recent)) // 2, idempotent
+	mustAppend(t, p, txnDataBatch(3, 0, 0, 1))              // 3, opens pid 3's txn at 3
+	wantLSO(t, p, 0)
+	if r := mustMarker(t, p, 1, false); r.BaseOffset != 4 { // ABORT pid 1 at 4
+		t.Fatalf("marker at %d, want 4", r.BaseOffset)
+	}
+	wantLSO(t, p, 3)
+	mustMarker(t, p, 3, true) // COMMIT pid 3 at 5
+	wantLSO(t, p, 6)
+	mustAppend(t, p, txnDataBatch(1, 0, 2, 1)) // 6
+	wantLSO(t, p, 6)
+	mustMarker(t, p, 1, false) // ABORT at 7, none other open
+	wantLSO(t, p, 8)
+	return []segment.AbortedTxn{
+		{ProducerID: 1, FirstOffset: 0, LastOffset: 4, LastStableOffset: 3},
+		{ProducerID: 1, FirstOffset: 6, LastOffset: 7, LastStableOffset: 8},
+	}
+}
+
+func txnIndexBytes(entries []segment.AbortedTxn) []byte {
+	var b []byte
+	for _, e := range entries {
+		b = segment.AppendTxnEntry(b, e)
+	}
+	return b
+}
+
+func TestTxnLastStableOffsetAndIndex(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir, logstore.Options{})
+	p := openPartition(t, s, "txn", 0)
+	want := txnWorkload(t, p)
+
+	got, err := p.AbortedTransactions(0, p.LastStableOffset())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("AbortedTransactions(0, 8) = %+v, want %+v", got, want)
+	}
+	for _, c := range []struct {
+		from, to int64
+		want     []segment.AbortedTxn
+	}{
+		{0, 3, want[:1]}, {5, 8, want[1:]}, {5, 6, nil}, {4, 7, want}, {8, 8, nil},
+	} {
+		got, err := p.AbortedTransactions(c.from, c.to)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("AbortedTransactions(%d, %d) = %+v, want %+v", c.from, c.to, got, c.want)
+		}
+	}
+
+	// The bytes as Kafka writes them: int16 version 0, then pid, first,
+	// last and last stable offset as big-endian int64s.
+	name := filepath.Join(dir, "txn-0", "00000000000000000000.txnindex")
+	data, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := []byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 3}
+	if !bytes.Equal(data, txnIndexBytes(want)) || !bytes.HasPrefix(data, first) {
+		t.Fatalf(".txnindex = % x", data)
+	}
+
+	// kafka-dump-log.sh's lines for it.
+	var out, errOut bytes.Buffer
+	if err := kafkadump.Dump(&out, &errOut, []string{name}, kafkadump.Options{}); err != nil {
+		t.Fatal(err, errOut.String())
+	}
+	for _, line := range []string{
+		"version: 0 producerId: 1 firstOffset: 0 lastOffset: 4 lastStableOffset: 3\n",
+		"version: 0 producerId: 1 firstOffset: 6 lastOffset: 7 lastStableOffset: 8\n",
+	} {
+		if !strings.Contains(out.String(), line) {
+			t.Errorf("dump lacks %q:\n%s", line, out.String())
+		}
+	}
+
+	// A reopen keeps the index and the LSO.
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	p = openPartition(t, s, "txn", 0)
+	wantLSO(t, p, 8)
+	mustAppend(t, p, txnDataBatch(3, 0, 1, 1)) // 8
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	p = openPartition(t, s, "txn", 0)
+	wantLSO(t, p, 8)
+	if got, _ := p.AbortedTransactions(0, 9); !slices.Equal(got, want) {
+		t.Fatalf("after reopen: %+v", got)
+	}
+}
+
+// TestTxnIndexAcrossSegments: an ABORT's entry goes to the segment that
+// holds the marker, with the first offset in an earlier one; a query from
+// an offset of the later segment still finds it.
+func TestTxnIndexAcrossSegments(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir, logstore.Options{SegmentBytes: 200})
+	p := openPartition(t, s, "txn", 0)
+	mustAppend(t, p, txnDataBatch(1, 0, 0, 1))
+	for seq := int32(0); len(txnSegmentBases(t, dir)) < 3; seq++ {
+		mustAppend(t, p, producerBatch(2, 0, seq, 1, recent))
+	}
+	wantLSO(t, p, 0)
+	m := mustMarker(t, p, 1, false)
+	segs := txnSegmentBases(t, dir)
+	last := segs[len(segs)-1]
+	want := []segment.AbortedTxn{{ProducerID: 1, FirstOffset: 0, LastOffset: m.LastOffset, LastStableOffset: m.LastOffset + 1}}
+	data, err := os.ReadFile(filepath.Join(dir, "txn-0", fmt.Sprintf("%020d.txnindex", last)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(data, txnIndexBytes(want)) {
+		t.Fatalf(".txnindex of segment %d = % x", last, data)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "txn-0", "00000000000000000000.txnindex")); !os.IsNotExist(err) {
+		t.Fatalf("segment 0 has a .txnindex: %v", err)
+	}
+	got, err := p.AbortedTransactions(segs[1], m.LastOffset+1)
+	if err != nil || !slices.Equal(got, want) {
+		t.Fatalf("AbortedTransactions = %+v, %v", got, err)
+	}
+}
+
+// TestTxnIndexRecovery: after a crash, a .txnindex that is missing,
+// damaged, torn, or holds an entry whose marker the log lost, is rebuilt
+// from the log; the open transactions (and so the LSO) too.
+func TestTxnIndexRecovery(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		spoil func(t *testing.T, name string)
+	}{
+		{"intact", func(*testing.T, string) {}},
+		{"missing", func(t *testing.T, name string) {
+			if err := os.Remove(name); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"bad version", func(t *testing.T, name string) { patch(t, name, 0, []byte{1}) }},
+		{"torn entry", func(t *testing.T, name string) {
+			appendFile(t, name, []byte{0, 0, 0, 0, 0, 0, 0, 0, 9})
+		}},
+		{"entry past the log end", func(t *testing.T, name string) {
+			appendFile(t, name, segment.AppendTxnEntry(nil, segment.AbortedTxn{ProducerID: 9, FirstOffset: 20, LastOffset: 30, LastStableOffset: 31}))
+		}},
+		{"wrong lso", func(t *testing.T, name string) { patch(t, name, 33, []byte{7}) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			s := openStore(t, dir, logstore.Options{})
+			p := openPartition(t, s, "txn", 0)
+			want := txnWorkload(t, p)
+			mustAppend(t, p, txnDataBatch(3, 0, 1, 1)) // 8: open at the crash
+			killed := killedCopy(t, s, p, dir)
+			name := filepath.Join(killed, "txn-0", "00000000000000000000.txnindex")
+			c.spoil(t, name)
+			s2 := openStore(t, killed, logstore.Options{})
+			p2 := openPartition(t, s2, "txn", 0)
+			wantLSO(t, p2, 8)
+			data, err := os.ReadFile(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(data, txnIndexBytes(want)) {
+				t.Fatalf(".txnindex after recovery = % x", data)
+			}
+			mustMarker(t, p2, 3, false)
+			wantLSO(t, p2, 10)
+		})
+	}
+}
+
+// TestTxnIndexCutWithLog: a crash that tears the ABORT marker off the log
+// leaves no entry for it.
+func TestTxnIndexCutWithLog(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir, logstore.Options{})
+	p := openPartition(t, s, "txn", 0)
+	want := txnWorkload(t, p)
+	killed := killedCopy(t, s, p, dir)
+	logName := filepath.Join(killed, "txn-0", "00000000000000000000.log")
+	fi, err := os.Stat(logName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(logName, fi.Size()-5); err != nil { // into the last marker
+		t.Fatal(err)
+	}
+	s2 := openStore(t, killed, logstore.Options{})
+	p2 := openPartition(t, s2, "txn", 0)
+	if p2.EndOffset() != 7 {
+		t.Fatalf("end %d, want 7", p2.EndOffset())
+	}
+	wantLSO(t, p2, 6) // pid 1's second transaction is open again
+	got, err := p2.AbortedTransactions(0, 7)
+	if err != nil || !slices.Equal(got, want[:1]) {
+		t.Fatalf("AbortedTransactions = %+v, %v", got, err)
+	}
+}
+
+// TestTxnIndexKafkaGolden: the .txnindex Kafka wrote decodes and encodes
+// back to the same bytes.
+func TestTxnIndexKafkaGolden(t *testing.T) {
+	name := testutil.SharedFile(t, "kafka-golden/foo-0/00000000000000000000.txnindex")
+	data, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, whole, err := segment.ParseTxnIndex(name, data, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if whole != int64(len(data)) || !bytes.Equal(txnIndexBytes(entries), data) {
+		t.Fatalf("re-encoded % x, want % x", txnIndexBytes(entries), data)
+	}
+	if want := (segment.AbortedTxn{ProducerID: 5, FirstOffset: 12, LastOffset: 16, LastStableOffset: 8}); entries[0] != want {
+		t.Fatalf("first entry %+v, want %+v", entries[0], want)
+	}
+}
+
+func patch(t *testing.T, name string, pos int64, b []byte) {
+	t.Helper()
+	f, err := os.OpenFile(name, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteAt(b, pos); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func appendFile(t *testing.T, name string, b []byte) {
+	t.Helper()
+	f, err := os.OpenFile(name, os.O_RDWR|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Write(b); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// segmentBases lists the base offsets of partition txn-0's segments.
+func txnSegmentBases(t *testing.T, dir string) []int64 {
+	t.Helper()
+	names, err := filepath.Glob(filepath.Join(dir, "txn-0", "*.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bases []int64
+	for _, n := range names {
+		var b int64
+		if _, err := fmt.Sscanf(filepath.Base(n), "%020d.log", &b); err != nil {
+			t.Fatal(err)
+		}
+		bases = append(bases, b)
+	}
+	slices.Sort(bases)
+	return bases
+}
