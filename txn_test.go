@@ -65,7 +65,7 @@ func txnWorkload(t *testing.T, p *logstore.Partition) []segment.AbortedTxn {
 	mustAppend(t, p, txnDataBatch(1, 0, 0, 2)) // 0..1, opens pid 1's txn at 0
 	wantLSO(t, p, 0)
 	mustAppend(t, p, producerBatch(2, 0, 0, 1, recent)) // 2, idempotent
-	mustAppend(t, p, txnDataBatch(3, 0, 0, 1))              // 3, opens pid 3's txn at 3
+	mustAppend(t, p, txnDataBatch(3, 0, 0, 1))          // 3, opens pid 3's txn at 3
 	wantLSO(t, p, 0)
 	if r := mustMarker(t, p, 1, false); r.BaseOffset != 4 { // ABORT pid 1 at 4
 		t.Fatalf("marker at %d, want 4", r.BaseOffset)
