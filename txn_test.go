@@ -357,7 +357,7 @@ func TestCheckTxnIndex(t *testing.T) {
 		t.Fatalf("txnindex files %v, %v", files, err)
 	}
 	patch(t, files[len(files)-1], 33, []byte{0x55}) // the last stable offset
-	patch(t, files[0], 1, []byte{1})                 // version 1
+	patch(t, files[0], 1, []byte{1})                // version 1
 	got, _ = chkRun(t, dir)
 	if len(got) != 2 || got[0].Kind != logstore.ProblemIndex || got[1].Kind != logstore.ProblemIndex {
 		t.Fatalf("problems:\n%s", chkText(got))
