@@ -3,6 +3,7 @@ package logstore
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync/atomic"
 
 	"github.com/logstore/logstore/producerstate"
@@ -230,8 +231,8 @@ func (r *txnReplay) batch(b recordbatch.Batch) error {
 
 // apply makes the .txnindex of every segment from the one holding r.from
 // hold the entries below r.from it has and the rebuilt ones, rewriting
-// only the files that differ.
-func (r *txnReplay) apply(log *segment.Log) error {
+// the files that differ and those that did not decode (damaged).
+func (r *txnReplay) apply(log *segment.Log, damaged []int64) error {
 	segs := log.Segments()
 	for i, base := range segs {
 		end := int64(1<<63 - 1)
@@ -253,7 +254,7 @@ func (r *txnReplay) apply(log *segment.Log) error {
 				want = append(want, t)
 			}
 		}
-		if !equalTxns(have, want) {
+		if !equalTxns(have, want) || slices.Contains(damaged, base) {
 			if err := log.SetTxnIndex(base, want); err != nil {
 				return err
 			}
@@ -293,7 +294,7 @@ func (p *Partition) recoverTxnIndex(r *txnReplay) error {
 			return fmt.Errorf("logstore: rebuilding the transaction index from offset %d: %w", start, err)
 		}
 	}
-	if err := r.apply(p.log); err != nil {
+	if err := r.apply(p.log, p.recovery.DamagedTxnIndexes); err != nil {
 		return fmt.Errorf("logstore: rebuilding the transaction index: %w", err)
 	}
 	p.txns.reset(p.state)
