@@ -379,3 +379,107 @@ func TestCheckTxnIndex(t *testing.T) {
 	got, stats = chkRun(t, dir)
 	chkNoProblems(t, got, stats)
 }
+
+// TestTxnKafkaRecoveryScenario is Kafka's testFullTransactionIndexRecovery
+// (and testRecoverOnlyLastSegment, testRecoverLastSegmentWithNoSnapshots):
+// four producers' transactions interleaved with plain data over several
+// segments. The live index, and the one rebuilt after a crash with the
+// index files (and the snapshots) deleted, are exactly Kafka's:
+// AbortedTxn(pid 1, 0, 29, lso 8) and AbortedTxn(pid 2, 8, 74, lso 36).
+func TestTxnKafkaRecoveryScenario(t *testing.T) {
+	want := []segment.AbortedTxn{
+		{ProducerID: 1, FirstOffset: 0, LastOffset: 29, LastStableOffset: 8},
+		{ProducerID: 2, FirstOffset: 8, LastOffset: 74, LastStableOffset: 36},
+	}
+	for _, c := range []struct {
+		name          string
+		lastOnly      bool // delete only the last segment's .txnindex
+		dropSnapshots bool
+	}{
+		{"all deleted, no snapshots", false, true},
+		{"last segment's deleted", true, false},
+		{"last segment's deleted, no snapshots", true, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			s := openStore(t, dir, logstore.Options{SegmentBytes: 640})
+			p := openPartition(t, s, "txn", 0)
+			seqs := map[int64]int32{}
+			txn := func(pid int64, n int, wantEnd int64) {
+				t.Helper()
+				mustAppend(t, p, txnDataBatch(pid, 0, seqs[pid], n))
+				seqs[pid] += int32(n)
+				if p.EndOffset() != wantEnd {
+					t.Fatalf("end %d, want %d", p.EndOffset(), wantEnd)
+				}
+			}
+			plain := func(n int, wantEnd int64) {
+				t.Helper()
+				vals := make([]string, n)
+				for i := range vals {
+					vals[i] = fmt.Sprint("plain ", i)
+				}
+				mustAppend(t, p, batchOf(vals...))
+				if p.EndOffset() != wantEnd {
+					t.Fatalf("end %d, want %d", p.EndOffset(), wantEnd)
+				}
+			}
+			marker := func(pid int64, commit bool, wantEnd int64) {
+				t.Helper()
+				mustMarker(t, p, pid, commit)
+				if p.EndOffset() != wantEnd {
+					t.Fatalf("end %d, want %d", p.EndOffset(), wantEnd)
+				}
+			}
+			txn(1, 5, 5)
+			plain(3, 8)
+			txn(2, 2, 10)
+			txn(1, 4, 14)
+			txn(3, 3, 17)
+			plain(2, 19)
+			txn(1, 10, 29)
+			marker(1, false, 30)
+			txn(2, 6, 36)
+			txn(4, 3, 39)
+			plain(10, 49)
+			txn(3, 9, 58)
+			marker(3, true, 59)
+			txn(4, 8, 67)
+			txn(2, 7, 74)
+			marker(2, false, 75)
+			plain(10, 85)
+			txn(4, 4, 89)
+			marker(4, true, 90)
+			wantLSO(t, p, 90)
+			if got, err := p.AbortedTransactions(0, 90); err != nil || !slices.Equal(got, want) {
+				t.Fatalf("live: %+v, %v", got, err)
+			}
+			bases := txnSegmentBases(t, dir)
+			if len(bases) < 3 {
+				t.Fatalf("segments %v", bases)
+			}
+			killed := killedCopy(t, s, p, dir)
+			pdir := filepath.Join(killed, "txn-0")
+			files, _ := filepath.Glob(filepath.Join(pdir, "*.txnindex"))
+			for _, f := range files {
+				if c.lastOnly && f != filepath.Join(pdir, fmt.Sprintf("%020d.txnindex", bases[len(bases)-1])) {
+					continue
+				}
+				if err := os.Remove(f); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if c.dropSnapshots {
+				if err := os.Remove(filepath.Join(pdir, "producer-snapshots.db")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s2 := openStore(t, killed, logstore.Options{SegmentBytes: 5120})
+			p2 := openPartition(t, s2, "txn", 0)
+			if got, err := p2.AbortedTransactions(0, 90); err != nil || !slices.Equal(got, want) {
+				t.Fatalf("rebuilt: %+v, %v", got, err)
+			}
+			wantLSO(t, p2, 90)
+		})
+	}
+}
