@@ -2,6 +2,7 @@ package logstore_test
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -481,5 +482,76 @@ func TestTxnKafkaRecoveryScenario(t *testing.T) {
 			}
 			wantLSO(t, p2, 90)
 		})
+	}
+}
+
+// TestAppendMarkerRules: markers are checked as Kafka's appendEndTxnMarker
+// checks them; a marker that ends no transaction writes no .txnindex
+// entry; clients still may not send control batches.
+func TestAppendMarkerRules(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir, logstore.Options{Sync: logstore.SyncNever})
+	p := openPartition(t, s, "txn", 0)
+
+	// No transaction open (an unknown producer): the marker is written,
+	// no entry.
+	mustMarker(t, p, 7, false)
+	if got, _ := p.AbortedTransactions(0, 10); len(got) != 0 {
+		t.Fatalf("entries %+v", got)
+	}
+
+	mustAppend(t, p, txnDataBatch(1, 3, 0, 1)) // 1, epoch 3
+	if _, err := p.AppendMarker(1, 2, false, 5); !errors.Is(err, logstore.ErrFenced) {
+		t.Fatalf("older producer epoch: %v", err)
+	}
+	mustMarker3 := func(coord int32) error { _, err := p.AppendMarker(1, 3, true, coord); return err }
+	if err := mustMarker3(5); err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, p, txnDataBatch(1, 3, 1, 1)) // 3
+	if err := mustMarker3(4); !errors.Is(err, logstore.ErrFenced) {
+		t.Fatalf("older coordinator epoch: %v", err)
+	}
+	wantLSO(t, p, 3)
+	if p.EndOffset() != 4 {
+		t.Fatalf("refused markers moved the end to %d", p.EndOffset())
+	}
+
+	// A client's control batch is refused.
+	b, err := recordbatch.AppendEndTxnBatch(nil, 0, recent, -1, 1, 3, recordbatch.EndTxnMarker{Type: recordbatch.ControlAbort, CoordinatorEpoch: 9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Append(b); !errors.Is(err, logstore.ErrInvalidBatch) {
+		t.Fatalf("client marker: %v", err)
+	}
+	wantLSO(t, p, 3)
+}
+
+// TestTxnIndexRetention: retention deletes a segment's .txnindex with it.
+func TestTxnIndexRetention(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir, logstore.Options{SegmentBytes: 300, RetentionBytes: 600})
+	p := openPartition(t, s, "txn", 0)
+	mustAppend(t, p, txnDataBatch(1, 0, 0, 1))
+	mustMarker(t, p, 1, false)
+	first := filepath.Join(dir, "txn-0", "00000000000000000000.txnindex")
+	if _, err := os.Stat(first); err != nil {
+		t.Fatal(err)
+	}
+	for seq := int32(0); p.StartOffset() == 0; seq++ {
+		mustAppend(t, p, producerBatch(2, 0, seq, 1, recent))
+		if err := p.Flushed(); err != nil {
+			t.Fatal(err)
+		}
+		if seq > 100 {
+			t.Fatal("retention never moved the log start")
+		}
+	}
+	if _, err := os.Stat(first); !os.IsNotExist(err) {
+		t.Fatalf("the .txnindex outlived its segment: %v", err)
+	}
+	if got, err := p.AbortedTransactions(0, p.EndOffset()); err != nil || len(got) != 0 {
+		t.Fatalf("%+v, %v", got, err)
 	}
 }
