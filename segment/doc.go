@@ -45,7 +45,7 @@
 // root package, which holds the producer state the last stable offsets
 // need) rebuilds entries from the log with Log.SetTxnIndex. Retention
 // deletes it with its segment; a .txnindex without its .log is removed as
-// an orphan, and a new segment removes one left at its base.
+// an orphan, and one whose segment a recovery drops goes with it.
 //
 // # Invariants
 //

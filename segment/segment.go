@@ -69,11 +69,6 @@ func createSegment(cfg *Config, dir string, base int64) (*segment, error) {
 	if s.timeIndex.f, err = cfg.FS.OpenFile(s.timeIndex.name, flag, 0o644); err != nil {
 		return nil, errors.Join(err, s.close())
 	}
-	// A .txnindex left by an earlier segment of this base (one a
-	// recovery dropped) must not describe this one.
-	if err := cfg.FS.Remove(s.txn.name); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, errors.Join(err, s.close())
-	}
 	s.created = cfg.Now()
 	return s, nil
 }
