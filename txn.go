@@ -143,7 +143,9 @@ func (p *Partition) appendMarker(producerID int64, epoch int16, commit bool, coo
 		m.Type = recordbatch.ControlCommit
 	}
 	now := p.now()
-	b, err := recordbatch.AppendEndTxnBatch(nil, p.log.EndOffset(), now.UnixMilli(), -1, producerID, epoch, m)
+	// Partition leader epoch 0: the one the server stamps into every
+	// batch it appends (a single node is always the leader of epoch 0).
+	b, err := recordbatch.AppendEndTxnBatch(nil, p.log.EndOffset(), now.UnixMilli(), 0, producerID, epoch, m)
 	if err != nil {
 		return AppendResult{}, err
 	}

@@ -146,6 +146,23 @@ func TestTxnLastStableOffsetAndIndex(t *testing.T) {
 		}
 	}
 
+	// The markers in the .log's dump.
+	out.Reset()
+	logName := filepath.Join(dir, "txn-0", "00000000000000000000.log")
+	if err := kafkadump.Dump(&out, &errOut, []string{logName}, kafkadump.Options{DeepIteration: true, MaxBytes: 1 << 30}); err != nil {
+		t.Fatal(err, errOut.String())
+	}
+	for _, s := range []string{
+		"baseOffset: 4 lastOffset: 4 count: 1 baseSequence: -1 lastSequence: -1 producerId: 1 producerEpoch: 0 partitionLeaderEpoch: 0 isTransactional: true isControl: true",
+		"| offset: 4 ", " endTxnMarker: ABORT coordinatorEpoch: 5",
+		"| offset: 5 ", " endTxnMarker: COMMIT coordinatorEpoch: 5",
+	} {
+		if !strings.Contains(out.String(), s) {
+			fi, _ := os.Stat(logName)
+			t.Errorf("log dump (%d bytes) lacks %q:\n%s\n%s", fi.Size(), s, out.String(), errOut.String())
+		}
+	}
+
 	// A reopen keeps the index and the LSO.
 	if err := p.Close(); err != nil {
 		t.Fatal(err)
@@ -553,5 +570,59 @@ func TestTxnIndexRetention(t *testing.T) {
 	}
 	if got, err := p.AbortedTransactions(0, p.EndOffset()); err != nil || len(got) != 0 {
 		t.Fatalf("%+v, %v", got, err)
+	}
+}
+
+// BenchmarkLastStableOffset: the LSO with 100 transactions open, as a
+// fetch reads it.
+func BenchmarkLastStableOffset(b *testing.B) {
+	s, err := logstore.Open(b.TempDir(), logstore.Options{Sync: logstore.SyncNever})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	p, err := s.Partition("txn", 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for pid := int64(1); pid <= 100; pid++ {
+		if _, err := p.Append(txnDataBatch(pid, 0, 0, 1)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if p.LastStableOffset() != 0 {
+			b.Fatal("LSO moved")
+		}
+	}
+}
+
+// BenchmarkAppendMarker: a transaction of one batch ended by an ABORT
+// marker (the marker synced, its .txnindex entry written and synced), or
+// by a COMMIT, under SyncNever for the data.
+func BenchmarkAppendMarker(b *testing.B) {
+	for _, commit := range []bool{true, false} {
+		b.Run(fmt.Sprintf("commit=%v", commit), func(b *testing.B) {
+			s, err := logstore.Open(b.TempDir(), logstore.Options{Sync: logstore.SyncNever})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			p, err := s.Partition("txn", 0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for i := range b.N {
+				if _, err := p.Append(txnDataBatch(1, 0, int32(i), 1)); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := p.AppendMarker(1, 0, commit, 0); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
