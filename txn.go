@@ -76,12 +76,14 @@ func (p *Partition) noteTxn(b recordbatch.Batch) {
 // LastStableOffset is the partition's last stable offset (LSO): the first
 // offset of the oldest transaction still open (begun by a transactional
 // batch, not yet ended by its COMMIT or ABORT marker), bounded by the
-// high watermark (DurableEnd), which it is when no transaction is open.
-// A read_committed consumer reads only below it. It takes no lock.
+// high watermark (DurableEnd), which it is when no transaction is open,
+// and not below the log start (retention may have deleted the start of a
+// transaction still open; Kafka's updateFirstUnstableOffset does the
+// same). A read_committed consumer reads only below it. It takes no lock.
 func (p *Partition) LastStableOffset() int64 {
 	hw := p.DurableEnd()
 	if first := p.txns.first.Load(); first >= 0 && first < hw {
-		return first
+		return min(max(first, p.log.StartOffset()), hw)
 	}
 	return hw
 }

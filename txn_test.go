@@ -552,6 +552,7 @@ func TestTxnIndexRetention(t *testing.T) {
 	p := openPartition(t, s, "txn", 0)
 	mustAppend(t, p, txnDataBatch(1, 0, 0, 1))
 	mustMarker(t, p, 1, false)
+	mustAppend(t, p, txnDataBatch(3, 0, 0, 1)) // 2, left open
 	first := filepath.Join(dir, "txn-0", "00000000000000000000.txnindex")
 	if _, err := os.Stat(first); err != nil {
 		t.Fatal(err)
@@ -568,6 +569,9 @@ func TestTxnIndexRetention(t *testing.T) {
 	if _, err := os.Stat(first); !os.IsNotExist(err) {
 		t.Fatalf("the .txnindex outlived its segment: %v", err)
 	}
+	// The open transaction began below the log start: the LSO is the
+	// log start, as in Kafka.
+	wantLSO(t, p, p.StartOffset())
 	if got, err := p.AbortedTransactions(0, p.EndOffset()); err != nil || len(got) != 0 {
 		t.Fatalf("%+v, %v", got, err)
 	}
