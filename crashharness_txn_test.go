@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/logstore/logstore"
@@ -40,13 +41,27 @@ func TestTxnIndexCrashRecovery(t *testing.T) {
 	var acked []segment.AbortedTxn
 	var points []txnCrashPoint
 	what := "open"
+	// mu is held by the workload except while it calls the store: the
+	// store's background work (a roll's flush and snapshot save) calls
+	// the hook from its own goroutines, and must see the acknowledgements
+	// as they were before the call in flight.
+	var mu sync.Mutex
+	mu.Lock()
+	outside := func(fn func()) {
+		mu.Unlock()
+		defer mu.Lock()
+		fn()
+	}
 	fs.SetHook(func(op crashfs.Op) {
+		mu.Lock()
+		defer mu.Unlock()
+		n := len(acked)
 		db, err := env.readDB()
 		if err != nil {
 			t.Error(err)
 			return
 		}
-		points = append(points, txnCrashPoint{what: what + ": after " + op.String(), fs: fs.Clone(), db: db, aborted: len(acked)})
+		points = append(points, txnCrashPoint{what: what + ": after " + op.String(), fs: fs.Clone(), db: db, aborted: n})
 	})
 	rng := rand.New(rand.NewPCG(7, 14))
 	type txnProducer struct {
@@ -61,7 +76,9 @@ func TestTxnIndexCrashRecovery(t *testing.T) {
 		switch x := rng.IntN(10); {
 		case x < 5:
 			what = fmt.Sprintf("step %d: producer %d sends", step, pr.pid)
-			res, err := p.Append(txnDataBatch(pr.pid, 0, pr.seq, 1))
+			var res logstore.AppendResult
+			var err error
+			outside(func() { res, err = p.Append(txnDataBatch(pr.pid, 0, pr.seq, 1)) })
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -78,7 +95,9 @@ func TestTxnIndexCrashRecovery(t *testing.T) {
 					lso = o.first
 				}
 			}
-			res, err := p.AppendMarker(pr.pid, 0, commit, 0)
+			var res logstore.AppendResult
+			var err error
+			outside(func() { res, err = p.AppendMarker(pr.pid, 0, commit, 0) })
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -91,15 +110,20 @@ func TestTxnIndexCrashRecovery(t *testing.T) {
 			pr.first = -1
 		default:
 			what = fmt.Sprintf("step %d: a plain idempotent batch", step)
-			if _, err := p.Append(producerBatch(9, 0, plainSeq, 2, crashTS)); err != nil {
+			var err error
+			outside(func() { _, err = p.Append(producerBatch(9, 0, plainSeq, 2, crashTS)) })
+			if err != nil {
 				t.Fatal(err)
 			}
 			plainSeq += 2
 		}
 	}
 	what = "close"
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
+	var cerr error
+	outside(func() { cerr = s.Close() })
+	mu.Unlock()
+	if cerr != nil {
+		t.Fatal(cerr)
 	}
 	fs.SetHook(nil)
 	if len(acked) < 3 {
@@ -129,7 +153,7 @@ func checkTxnImage(env crashEnv, img *crashfs.FS, cp txnCrashPoint, acked []segm
 	}
 	for _, a := range acked {
 		if !slices.Contains(got, a) {
-			return fmt.Errorf("acknowledged abort %+v missing from %+v", a, got)
+			return fmt.Errorf("acknowledged abort %+v missing from %+v (end %d, recovery %+v, startup snapshot %d, replayed %d)", a, got, p.EndOffset(), p.Recovery(), p.Startup().SnapshotOffset, p.Startup().ReplayedBatches)
 		}
 	}
 	batches, err := readLog(p)
