@@ -293,8 +293,9 @@ type partitionCheck struct {
 	snapFile string  // producer-snapshots.db, relative to the store
 	pending  []int64 // offsets of the snapshots still to compare, ascending
 	state    *producerstate.State
-	from     int64 // the replay applies batches from this offset on
-	broken   bool  // the replay met a batch it could not apply
+	from     int64      // the replay applies batches from this offset on
+	broken   bool       // the replay met a batch it could not apply
+	txr      *txnReplay // rebuilds the .txnindex entries (checktxn.go)
 }
 
 // replayConfig is the producer-state configuration of the replay:
@@ -425,6 +426,7 @@ func (pc *partitionCheck) begin(logStart int64) error {
 		pc.state = producerstate.New(replayConfig)
 		pc.state.SetMapEndOffset(logStart)
 	}
+	pc.txr = newTxnReplay(pc.from, openTxns(pc.state))
 	return nil
 }
 
@@ -445,7 +447,11 @@ func (pc *partitionCheck) batch(b recordbatch.Batch, file string, pos int64) err
 	}
 	// The seen times the replay gives mean nothing (the log does not
 	// hold the store's clock) and are not compared.
-	if err := pc.state.Apply(b, time.Time{}); err != nil {
+	err := pc.txr.batch(b)
+	if err == nil {
+		err = pc.state.Apply(b, time.Time{})
+	}
+	if err != nil {
 		pc.broken = true
 		pc.report(Problem{Kind: ProblemCorrupt, File: pc.rel(file), Pos: pos, Snapshot: -1,
 			Detail: fmt.Sprintf("the producer state cannot replay the batch of offsets %d..%d: %v", b.BaseOffset(), b.LastOffset(), err)})
@@ -474,7 +480,7 @@ func (pc *partitionCheck) end(vs segment.VerifyStats) error {
 		}
 	}
 	pc.pending = nil
-	return nil
+	return pc.checkTxnIndex(vs)
 }
 
 // compare checks the snapshot at off against the replay, which has

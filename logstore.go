@@ -80,6 +80,28 @@
 // is acknowledged unless the fsync that covers it succeeded. Reopen the
 // store to recover what is on disk.
 //
+// # Transactions
+//
+// A transactional batch (Append) opens its producer's transaction at its
+// base offset when none is open; Partition.AppendMarker, the transaction
+// coordinator's path (clients may not send control batches), writes
+// Kafka's COMMIT or ABORT marker batch, checked as appendEndTxnMarker
+// checks it, and returns once it is durable in every sync mode.
+// Partition.LastStableOffset is the first offset of the oldest open
+// transaction, bounded by DurableEnd (which it is when none is open); it
+// reads one atomic. An ABORT that ends an open transaction adds Kafka's
+// .txnindex entry (producer id, first offset, the marker's offset, and
+// the last stable offset as Kafka computes it then: the first offset of
+// the oldest other open transaction, else the marker's offset + 1) to the
+// segment holding the marker, byte for byte as Kafka's broker writes it;
+// Partition.AbortedTransactions reads them back for read_committed
+// fetches. The .txnindex is derived data: at open, the replay of the log
+// after the loaded snapshot also rebuilds the entries of the markers it
+// meets (from the open transactions of the snapshot) and rewrites any
+// file that disagrees; entries below the snapshot were synced before it
+// was taken. A .txnindex that does not decode below the snapshot makes
+// the open rebuild every entry from the log start.
+//
 // # Locking
 //
 // A Partition's locks, in the order they are taken (those of its

@@ -53,6 +53,8 @@ type Partition struct {
 	// save is the newest roll's snapshot save, running in the
 	// background; nil before the first roll. Guarded by appendMu.
 	save *snapshotSave
+	// txns are the open transactions, for LastStableOffset (txn.go).
+	txns txnTracker
 
 	// stopSync and syncDone stop the background syncer of SyncInterval.
 	stopSync chan struct{}
@@ -209,6 +211,7 @@ func (p *Partition) appendChecked(b recordbatch.Batch) (AppendResult, error) {
 	if err := p.state.Apply(b, now); err != nil {
 		return AppendResult{}, err
 	}
+	p.noteTxn(b)
 	return AppendResult{BaseOffset: info.BaseOffset, LastOffset: info.LastOffset}, nil
 }
 
@@ -461,11 +464,15 @@ func (p *Partition) loadProducerState(pdir string) error {
 		p.state = producerstate.New(cfg)
 		p.state.SetMapEndOffset(start)
 	}
+	txr := newTxnReplay(from, openTxns(p.state))
 	err = p.log.Batches(from, func(b recordbatch.Batch) error {
 		if b.LastOffset() < from {
 			return nil
 		}
 		p.startup.ReplayedBatches++
+		if err := txr.batch(b); err != nil {
+			return err
+		}
 		return p.state.Apply(b, openedAt)
 	})
 	if err != nil {
@@ -474,7 +481,7 @@ func (p *Partition) loadProducerState(pdir string) error {
 	p.state.SetMapEndOffset(end)
 	p.state.ExpireProducers(openedAt)
 	p.startup.Producers = p.state.Len()
-	return nil
+	return p.recoverTxnIndex(txr)
 }
 
 // saveCloseSnapshot waits for the roll's save in flight, then saves the

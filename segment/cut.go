@@ -152,7 +152,8 @@ func keepSegment(cfg *Config, dir string, base int64) (string, error) {
 		if err := cfg.FS.Rename(s.logName, name); err != nil {
 			return "", fmt.Errorf("logstore/segment: keeping %s: %w", filepath.Base(s.logName), err)
 		}
-		for _, idx := range []string{s.index.name, s.timeIndex.name} {
+		// The .txnindex goes too: a later segment may start at this base.
+		for _, idx := range []string{s.index.name, s.timeIndex.name, s.txn.name} {
 			if err := cfg.FS.Remove(idx); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return "", err
 			}

@@ -7,6 +7,9 @@
 //	                                  int32 offset - base | int32 byte position in .log
 //	00000000000000000000.timeindex  time index: entries of 12 bytes
 //	                                  int64 timestamp | int32 offset - base
+//	00000000000000000000.txnindex   aborted transactions, only once one is aborted: entries of 34 bytes
+//	                                  int16 version 0 | int64 producer id | int64 first offset |
+//	                                  int64 last offset (the ABORT marker) | int64 last stable offset
 //	00000000000000004096.log ...    the next segment, named by its first offset
 //	logstore.checkpoint             log start offset, recovery point, clean-shutdown mark
 //	logstore.next-segment           while open: the next segment's .log, made ahead
@@ -26,6 +29,23 @@
 // per batch, a batch at least 61 bytes): a zero-padded or sparse
 // multi-GiB index costs what its log allows, not what its length claims,
 // and an index with more real entries than that is rebuilt from the log.
+//
+// The .txnindex (txnindex.go) is Kafka's TransactionIndex: Log.AppendAbortedTxn
+// adds an entry to the active segment, the one holding the ABORT marker,
+// creating the file at its first entry (Kafka opens it lazily) and
+// syncing it at each entry, so an entry is durable before any producer
+// snapshot taken after it. Entries have increasing last offsets, none
+// below the segment's base; Log.AbortedTxns collects the entries that
+// overlap a range by Kafka's collectAbortedTxns rules (from the segment
+// holding the start, stopping at an entry whose last stable offset
+// reaches the upper bound). It is derived data: at open, entries whose
+// marker is at or past the recovered segment end are dropped (the file
+// rewritten), a file that does not decode is reported in
+// RecoveryReport.DamagedTxnIndexes and starts empty, and the caller (the
+// root package, which holds the producer state the last stable offsets
+// need) rebuilds entries from the log with Log.SetTxnIndex. Retention
+// deletes it with its segment; a .txnindex without its .log is removed as
+// an orphan, and one whose segment a recovery drops goes with it.
 //
 // # Invariants
 //

@@ -117,6 +117,10 @@ type RecoveryReport struct {
 	// segments: the bytes cut off (<segment>.log.cut-<position>) and the
 	// deleted segment's log (<segment>.log.cut-0). Nothing removes them.
 	CutFiles []string
+	// DamagedTxnIndexes are the segments whose .txnindex did not decode:
+	// they start with no entries, for the caller to rebuild from the log
+	// (segment.Log.SetTxnIndex), as Kafka recovers such a segment.
+	DamagedTxnIndexes []int64
 }
 
 // Log is the segments of one partition directory. It is safe for
@@ -366,6 +370,9 @@ func (l *Log) openSegments(plan *recoveryPlan, rep *RecoveryReport) error {
 			return err
 		}
 		l.segs = l.segs[1:]
+	}
+	if err := l.loadTxnIndexes(rep); err != nil {
+		return err
 	}
 	// Offsets must increase across segments (see overlaps).
 	for i := 1; i < len(l.segs); i++ {

@@ -46,7 +46,7 @@ func leftover(name string, logs map[int64]bool) int {
 	if strings.HasSuffix(name, ".tmp") || strings.HasSuffix(name, ".deleted") {
 		return leftoverTmp
 	}
-	for _, suf := range []string{indexSuffix, timeIndexSuffix} {
+	for _, suf := range []string{indexSuffix, timeIndexSuffix, txnIndexSuffix} {
 		if base, ok := parseSegmentName(name, suf); ok && !logs[base] {
 			return orphanIndex
 		}

@@ -42,6 +42,7 @@ type segment struct {
 	logName   string
 	index     offsetIndex
 	timeIndex timeIndex
+	txn       txnIndex // the .txnindex: aborted transactions (txnindex.go)
 
 	size            int64 // bytes of whole batches; the file may hold more after a failed write
 	nextOffset      int64 // last offset + 1, or base when empty
@@ -80,6 +81,7 @@ func newSegment(cfg *Config, dir string, base int64) *segment {
 		logName:         fileName(dir, base, logSuffix),
 		index:           offsetIndex{indexFile: indexFile{name: fileName(dir, base, indexSuffix), base: base, maxEntries: cfg.IndexMaxBytes / offsetEntrySize}},
 		timeIndex:       timeIndex{indexFile: indexFile{name: fileName(dir, base, timeIndexSuffix), base: base, maxEntries: cfg.IndexMaxBytes / timeEntrySize}},
+		txn:             txnIndex{name: fileName(dir, base, txnIndexSuffix)},
 		nextOffset:      base,
 		maxTS:           -1,
 		maxTSOffset:     base,
@@ -565,7 +567,7 @@ func (s *segment) offsetForTime(ts int64, size int64) (int64, error) {
 // close closes whichever files are open.
 func (s *segment) close() error {
 	var errs []error
-	for _, f := range []vfs.File{s.log, s.index.f, s.timeIndex.f} {
+	for _, f := range []vfs.File{s.log, s.index.f, s.timeIndex.f, s.txn.f} {
 		if f != nil {
 			errs = append(errs, f.Close())
 		}
@@ -577,7 +579,7 @@ func (s *segment) close() error {
 // directory.
 func (s *segment) remove() error {
 	errs := []error{s.close()}
-	for _, name := range []string{s.logName, s.index.name, s.timeIndex.name} {
+	for _, name := range []string{s.logName, s.index.name, s.timeIndex.name, s.txn.name} {
 		if err := s.fs.Remove(name); err != nil && !errors.Is(err, os.ErrNotExist) {
 			errs = append(errs, err)
 		}

@@ -1,0 +1,306 @@
+package logstore
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sync/atomic"
+
+	"github.com/logstore/logstore/producerstate"
+	"github.com/logstore/logstore/recordbatch"
+	"github.com/logstore/logstore/segment"
+)
+
+// txnTracker keeps the partition's open transactions (producer id →
+// first offset) for the last stable offset. open is guarded by appendMu;
+// first (the lowest first offset, -1 when none is open) is read without
+// a lock.
+type txnTracker struct {
+	open  map[int64]int64
+	first atomic.Int64
+}
+
+// reset sets the open transactions to those of state.
+func (t *txnTracker) reset(state *producerstate.State) {
+	t.open = openTxns(state)
+	t.recompute()
+}
+
+// openTxns returns the open transactions of state.
+func openTxns(state *producerstate.State) map[int64]int64 {
+	open := map[int64]int64{}
+	for _, e := range state.Snapshot().Producers {
+		if e.TxnFirstOffset >= 0 {
+			open[e.ProducerID] = e.TxnFirstOffset
+		}
+	}
+	return open
+}
+
+func (t *txnTracker) recompute() {
+	t.first.Store(firstOpen(t.open, -1))
+}
+
+// firstOpen is the lowest first offset of the transactions in open other
+// than producer except's, or -1.
+func firstOpen(open map[int64]int64, except int64) int64 {
+	first := int64(-1)
+	for pid, off := range open {
+		if pid != except && (first < 0 || off < first) {
+			first = off
+		}
+	}
+	return first
+}
+
+// noteTxn follows batch b, just applied to the producer state, in the
+// open transactions. The caller holds appendMu.
+func (p *Partition) noteTxn(b recordbatch.Batch) {
+	if !b.HasProducerID() || !b.Attributes().Transactional() {
+		return
+	}
+	pid := b.ProducerID()
+	if b.Attributes().Control() {
+		if _, ok := p.txns.open[pid]; ok && b.NumRecords() > 0 {
+			delete(p.txns.open, pid)
+			p.txns.recompute()
+		}
+		return
+	}
+	if _, ok := p.txns.open[pid]; !ok {
+		p.txns.open[pid] = b.BaseOffset()
+		p.txns.recompute()
+	}
+}
+
+// LastStableOffset is the partition's last stable offset (LSO): the first
+// offset of the oldest transaction still open (begun by a transactional
+// batch, not yet ended by its COMMIT or ABORT marker), bounded by the
+// high watermark (DurableEnd), which it is when no transaction is open,
+// and not below the log start (retention may have deleted the start of a
+// transaction still open; Kafka's updateFirstUnstableOffset does the
+// same). A read_committed consumer reads only below it. It takes no lock.
+func (p *Partition) LastStableOffset() int64 {
+	hw := p.DurableEnd()
+	if first := p.txns.first.Load(); first >= 0 && first < hw {
+		return min(max(first, p.log.StartOffset()), hw)
+	}
+	return hw
+}
+
+// AbortedTransactions returns the aborted transactions whose offsets
+// overlap [from, to), read from the .txnindex files of the segment that
+// holds from and the later ones, by the rules of Kafka's
+// collectAbortedTransactions (a read_committed fetch from offset from
+// with upper bound to, the LSO, lists their producer ids and first
+// offsets).
+func (p *Partition) AbortedTransactions(from, to int64) ([]segment.AbortedTxn, error) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.closed {
+		return nil, p.wrap("aborted transactions", ErrClosed)
+	}
+	txns, err := p.log.AbortedTxns(from, to)
+	if err != nil {
+		return nil, p.wrap("aborted transactions", err)
+	}
+	return txns, nil
+}
+
+// AppendMarker ends the open transaction of producer id at epoch by
+// writing Kafka's COMMIT (commit true) or ABORT marker batch, with
+// coordinatorEpoch, as a transaction coordinator does (clients may not
+// write control batches: Append refuses them). The marker is checked as
+// Kafka's appendEndTxnMarker checks it (an older producer epoch or
+// coordinator epoch is refused with a *RefusedError, nothing written),
+// appended, applied to the producer state, and, for an ABORT that ends
+// an open transaction, recorded in the .txnindex of the segment holding
+// it, with the last stable offset Kafka computes at that moment. It
+// returns once the marker is durable, in every sync mode.
+func (p *Partition) AppendMarker(producerID int64, epoch int16, commit bool, coordinatorEpoch int32) (AppendResult, error) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.closed {
+		return AppendResult{}, p.wrap("append marker", ErrClosed)
+	}
+	res, err := p.appendMarker(producerID, epoch, commit, coordinatorEpoch)
+	if err != nil {
+		return AppendResult{}, p.wrap("append marker", err)
+	}
+	if err := p.log.SyncTo(res.LastOffset + 1); err != nil {
+		return AppendResult{}, p.wrap("append marker", err)
+	}
+	p.durableSig.notify()
+	return res, nil
+}
+
+func (p *Partition) appendMarker(producerID int64, epoch int16, commit bool, coordinatorEpoch int32) (AppendResult, error) {
+	p.appendMu.Lock()
+	defer p.appendMu.Unlock()
+	if err := p.saveFailed(); err != nil {
+		return AppendResult{}, err
+	}
+	m := recordbatch.EndTxnMarker{Type: recordbatch.ControlAbort, CoordinatorEpoch: coordinatorEpoch}
+	if commit {
+		m.Type = recordbatch.ControlCommit
+	}
+	now := p.now()
+	// Partition leader epoch 0: the one the server stamps into every
+	// batch it appends (a single node is always the leader of epoch 0).
+	b, err := recordbatch.AppendEndTxnBatch(nil, p.log.EndOffset(), now.UnixMilli(), 0, producerID, epoch, m)
+	if err != nil {
+		return AppendResult{}, err
+	}
+	batch := recordbatch.Batch(b)
+	if d := p.state.CheckMarker(batch, now); d.Outcome.Refused() {
+		return AppendResult{}, refuseProducer(d)
+	}
+	info, err := p.log.Append(batch)
+	if err != nil {
+		return AppendResult{}, err
+	}
+	if err := p.state.Apply(batch, now); err != nil {
+		return AppendResult{}, err
+	}
+	if first, open := p.txns.open[producerID]; open && !commit {
+		lso := firstOpen(p.txns.open, producerID)
+		if lso < 0 {
+			lso = info.LastOffset + 1
+		}
+		t := segment.AbortedTxn{ProducerID: producerID, FirstOffset: first, LastOffset: info.LastOffset, LastStableOffset: lso}
+		if err := p.log.AppendAbortedTxn(t); err != nil {
+			return AppendResult{}, err
+		}
+	}
+	p.noteTxn(batch)
+	return AppendResult{BaseOffset: info.BaseOffset, LastOffset: info.LastOffset}, nil
+}
+
+// txnReplay rebuilds the .txnindex entries of the log it is shown, from
+// the open transactions at its first offset, as Kafka's recovery does.
+type txnReplay struct {
+	from    int64
+	open    map[int64]int64
+	rr      recordbatch.RecordReader
+	aborted []segment.AbortedTxn
+}
+
+func newTxnReplay(from int64, open map[int64]int64) *txnReplay {
+	return &txnReplay{from: from, open: open}
+}
+
+// batch follows one batch of the log, in order.
+func (r *txnReplay) batch(b recordbatch.Batch) error {
+	if !b.HasProducerID() || !b.Attributes().Transactional() {
+		return nil
+	}
+	pid := b.ProducerID()
+	if !b.Attributes().Control() {
+		if _, ok := r.open[pid]; !ok {
+			r.open[pid] = b.BaseOffset()
+		}
+		return nil
+	}
+	if b.NumRecords() == 0 {
+		return nil
+	}
+	if err := r.rr.Reset(b, 0); err != nil {
+		return err
+	}
+	if !r.rr.Next() {
+		if err := r.rr.Err(); err != nil {
+			return err
+		}
+		return errors.New("control batch has no record")
+	}
+	rec := r.rr.Record()
+	m, err := recordbatch.ParseEndTxnMarker(rec.Key, rec.Value)
+	if err != nil {
+		return fmt.Errorf("marker at offset %d: %w", b.BaseOffset(), err)
+	}
+	first, ok := r.open[pid]
+	if !ok {
+		return nil
+	}
+	if m.Type == recordbatch.ControlAbort {
+		lso := firstOpen(r.open, pid)
+		if lso < 0 {
+			lso = b.LastOffset() + 1
+		}
+		r.aborted = append(r.aborted, segment.AbortedTxn{ProducerID: pid, FirstOffset: first, LastOffset: b.LastOffset(), LastStableOffset: lso})
+	}
+	delete(r.open, pid)
+	return nil
+}
+
+// apply makes the .txnindex of every segment from the one holding r.from
+// hold the entries below r.from it has and the rebuilt ones, rewriting
+// the files that differ and those that did not decode (damaged).
+func (r *txnReplay) apply(log *segment.Log, damaged []int64) error {
+	segs := log.Segments()
+	for i, base := range segs {
+		end := int64(1<<63 - 1)
+		if i+1 < len(segs) {
+			end = segs[i+1]
+		}
+		if end <= r.from {
+			continue
+		}
+		have := log.TxnIndex(base)
+		var want []segment.AbortedTxn
+		for _, t := range have {
+			if t.LastOffset < r.from {
+				want = append(want, t)
+			}
+		}
+		for _, t := range r.aborted {
+			if t.LastOffset >= base && t.LastOffset < end {
+				want = append(want, t)
+			}
+		}
+		if !equalTxns(have, want) || slices.Contains(damaged, base) {
+			if err := log.SetTxnIndex(base, want); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func equalTxns(a, b []segment.AbortedTxn) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// recoverTxnIndex finishes the open's replay from offset from: the
+// .txnindex entries of the replayed log are rebuilt from it (those below
+// were synced before any snapshot after them was taken). When a
+// .txnindex did not decode, the whole log is replayed for them instead.
+// Then the open transactions are those of the state.
+func (p *Partition) recoverTxnIndex(r *txnReplay) error {
+	if len(p.recovery.DamagedTxnIndexes) > 0 && p.recovery.DamagedTxnIndexes[0] < r.from {
+		start := p.log.StartOffset()
+		r = newTxnReplay(start, map[int64]int64{})
+		err := p.log.Batches(start, func(b recordbatch.Batch) error {
+			if b.LastOffset() < start {
+				return nil
+			}
+			return r.batch(b)
+		})
+		if err != nil {
+			return fmt.Errorf("logstore: rebuilding the transaction index from offset %d: %w", start, err)
+		}
+	}
+	if err := r.apply(p.log, p.recovery.DamagedTxnIndexes); err != nil {
+		return fmt.Errorf("logstore: rebuilding the transaction index: %w", err)
+	}
+	p.txns.reset(p.state)
+	return nil
+}
