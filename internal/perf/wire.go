@@ -95,7 +95,10 @@ func kgoCodec(c recordbatch.Codec) (kgo.CompressionCodec, error) {
 
 // timedRecord is a record and the time Produce was called for it. It is
 // its own record's Context (the run's, embedded), which is how the
-// promise finds the start time without an allocation per record.
+// promise finds the start time: one allocation per record. It is not
+// pooled: kgo may still read a record's Context (waiting for an unknown
+// topic) in a goroutine whose end does not order before the promise's
+// return, so a reused one raced with that read.
 type timedRecord struct {
 	context.Context
 	start time.Time
@@ -185,7 +188,6 @@ func ProduceWire(ctx context.Context, cfg WireProduceConfig, rep *ProduceReport)
 		claimed atomic.Int64 // records handed out to producers
 		win     window
 		wg      sync.WaitGroup
-		pool    = sync.Pool{New: func() any { return new(timedRecord) }}
 	)
 	valueMB := float64(cfg.RecordSize) / MB
 	stopProgress := startProgress(cfg.Progress, cfg.ProgressEvery, &win, func(w windowStats, d time.Duration) string {
@@ -201,7 +203,6 @@ func ProduceWire(ctx context.Context, cfg WireProduceConfig, rep *ProduceReport)
 		promise := func(r *kgo.Record, err error) {
 			tr := r.Context.(*timedRecord)
 			lat := time.Since(tr.start)
-			pool.Put(tr)
 			pr.mu.Lock()
 			if err != nil {
 				if pr.err == nil {
@@ -224,8 +225,7 @@ func ProduceWire(ctx context.Context, cfg WireProduceConfig, rep *ProduceReport)
 					return
 				}
 				for range min(chunk, cfg.Records-first) {
-					tr := pool.Get().(*timedRecord)
-					tr.Context = runCtx
+					tr := &timedRecord{Context: runCtx}
 					tr.rec = kgo.Record{Topic: cfg.Topic, Partition: cfg.Partition, Value: value, Context: tr}
 					tr.start = time.Now()
 					pr.cl.Produce(runCtx, &tr.rec, promise)
