@@ -15,24 +15,7 @@ package logstore
 //
 // Refusals and failures are Append's.
 func (p *Partition) AppendWritten(batch []byte) (AppendResult, error) {
-	b, err := p.checkBatch(batch)
-	if err != nil {
-		return AppendResult{}, p.wrap("append", err)
-	}
-	p.mu.RLock()
-	defer p.mu.RUnlock()
-	if p.closed {
-		return AppendResult{}, p.wrap("append", ErrClosed)
-	}
-	res, err := p.appendChecked(b)
-	if err != nil {
-		return AppendResult{}, p.wrap("append", err)
-	}
-	if p.mode.kind != syncAlways && !res.Duplicate {
-		// DurableEnd is the log end in these modes: it just moved.
-		p.durableSig.notify()
-	}
-	return res, nil
+	return p.append(batch, false)
 }
 
 // WaitAcked returns once res, a result of AppendWritten, is as durable as

@@ -129,6 +129,13 @@ func (p *Partition) EndOffset() int64 { return p.log.EndOffset() }
 // a failed write or sync, this and every later call return an error
 // matching segment.ErrPoisoned.
 func (p *Partition) Append(batch []byte) (AppendResult, error) {
+	return p.append(batch, true)
+}
+
+// append is Append, and with waitDurable false AppendWritten: under
+// SyncAlways it then returns once the batch is written, and the caller's
+// WaitAcked moves DurableEnd past it.
+func (p *Partition) append(batch []byte, waitDurable bool) (AppendResult, error) {
 	b, err := p.checkBatch(batch)
 	if err != nil {
 		return AppendResult{}, p.wrap("append", err)
@@ -143,6 +150,9 @@ func (p *Partition) Append(batch []byte) (AppendResult, error) {
 		return AppendResult{}, p.wrap("append", err)
 	}
 	if p.mode.kind == syncAlways {
+		if !waitDurable {
+			return res, nil
+		}
 		// Group commit: see segment.Log.SyncTo.
 		if err := p.log.SyncTo(res.LastOffset + 1); err != nil {
 			return AppendResult{}, p.wrap("append", err)
