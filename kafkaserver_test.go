@@ -1,7 +1,6 @@
 package logstore_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -11,7 +10,6 @@ import (
 	"log/slog"
 	"net"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -20,12 +18,41 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/logstore/logstore"
+	"github.com/logstore/logstore/internal/testutil"
 	"github.com/logstore/logstore/kafkaserver"
 	"github.com/logstore/logstore/vfs"
 )
 
 // This test lives here, not in package kafkaserver, because it needs
 // Options.WithFS (export_test.go) to hold an fsync.
+
+// serveKafka serves s over the Kafka protocol on a loopback port until
+// the test ends, and returns the address.
+func serveKafka(t *testing.T, s *logstore.Store, logger *slog.Logger) string {
+	t.Helper()
+	srv, err := kafkaserver.New(s, kafkaserver.Config{Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Shutdown(context.Background()) })
+	return ln.Addr().String()
+}
+
+// dialKafka connects to addr, closed when the test ends.
+func dialKafka(t *testing.T, addr string) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
 
 // kafkaProduce is a Produce v9 request of batch to topic-0, acks=-1.
 func kafkaProduce(batch []byte) *kmsg.ProduceRequest {
@@ -86,26 +113,8 @@ func TestKafkaProduceDoesNotHoldNextAppend(t *testing.T) {
 	h := &heldSyncFS{FS: vfs.OS, entered: make(chan struct{}, 1), release: make(chan struct{})}
 	s := openStore(t, t.TempDir(), logstore.Options{}.WithFS(h))
 	p := openPartition(t, s, "t", 0) // the topic: its partition directory
-	srv, err := kafkaserver.New(s, kafkaserver.Config{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(ln)
-	defer srv.Shutdown(context.Background())
-	c, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	other, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
+	addr := serveKafka(t, s, slog.New(slog.DiscardHandler))
+	c, other := dialKafka(t, addr), dialKafka(t, addr)
 
 	h.hold.Store(true)
 	first := kafkaProduce(producerBatch(4, 0, 0, 1, recent))
@@ -174,27 +183,8 @@ func TestKafkaProducePoisoned(t *testing.T) {
 	f := &failSyncFS{FS: vfs.OS}
 	s := openStore(t, t.TempDir(), logstore.Options{}.WithFS(f))
 	openPartition(t, s, "t", 0)
-	var logs bytes.Buffer
-	var mu sync.Mutex
-	srv, err := kafkaserver.New(s, kafkaserver.Config{Logger: slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		return logs.Write(p)
-	}), nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(ln)
-	defer srv.Shutdown(context.Background())
-	c, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	var logs testutil.LockedBuffer
+	c := dialKafka(t, serveKafka(t, s, slog.New(slog.NewTextHandler(&logs, nil))))
 	f.fail.Store(true)
 	for i := range 2 {
 		req := kafkaProduce(batchOf("x"))
@@ -203,16 +193,10 @@ func TestKafkaProducePoisoned(t *testing.T) {
 			t.Fatalf("produce %d on a failing disk: %+v, want error 56", i, sp)
 		}
 	}
-	mu.Lock()
-	defer mu.Unlock()
 	if !strings.Contains(logs.String(), "injected fsync failure") {
 		t.Fatalf("the failure was not logged:\n%s", logs.String())
 	}
 }
-
-type writerFunc func([]byte) (int, error)
-
-func (w writerFunc) Write(p []byte) (int, error) { return w(p) }
 
 // TestKafkaProducerExpiry: a kgo idempotent producer (acks=all) idle
 // past the store's producer expiry gets 59 UNKNOWN_PRODUCER_ID for its
@@ -226,17 +210,8 @@ func TestKafkaProducerExpiry(t *testing.T) {
 	now := func() time.Time { return time.Unix(0, clock.Load()) }
 	s := openStore(t, t.TempDir(), logstore.Options{ProducerExpiry: time.Minute}.WithClock(now))
 	p := openPartition(t, s, "t", 0)
-	srv, err := kafkaserver.New(s, kafkaserver.Config{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(ln)
-	defer srv.Shutdown(context.Background())
-	cl, err := kgo.NewClient(kgo.SeedBrokers(ln.Addr().String()), kgo.DefaultProduceTopic("t"),
+	addr := serveKafka(t, s, slog.New(slog.DiscardHandler))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic("t"),
 		kgo.RequiredAcks(kgo.AllISRAcks()))
 	if err != nil {
 		t.Fatal(err)
