@@ -48,14 +48,8 @@ func TestOpenDamagedCatalog(t *testing.T) {
 			if err := errors.Join(err, db.Close()); err != nil {
 				t.Fatal(err)
 			}
-			s, err := logstore.Open(dir, logstore.Options{LockTimeout: -1})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
-			c, err := catalog.Open(s)
+			err = openCatalogErr(t, dir)
 			if err == nil {
-				c.Close()
 				t.Fatal("catalog.Open took a damaged catalog.db")
 			}
 			if !errors.Is(err, catalog.ErrDamaged) || !strings.Contains(err.Error(), path) {
@@ -78,6 +72,19 @@ func TestOpenGarbageCatalog(t *testing.T) {
 	if err := os.WriteFile(path, garbage, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	err := openCatalogErr(t, dir)
+	if err == nil {
+		t.Fatal("catalog.Open took a catalog.db of garbage")
+	}
+	if !strings.Contains(err.Error(), path) {
+		t.Fatalf("catalog.Open: %v; want an error naming %s", err, path)
+	}
+}
+
+// openCatalogErr opens the store in dir and its catalog, and returns the
+// catalog's error (closing what opened).
+func openCatalogErr(t *testing.T, dir string) error {
+	t.Helper()
 	s, err := logstore.Open(dir, logstore.Options{LockTimeout: -1})
 	if err != nil {
 		t.Fatal(err)
@@ -86,9 +93,6 @@ func TestOpenGarbageCatalog(t *testing.T) {
 	c, err := catalog.Open(s)
 	if err == nil {
 		c.Close()
-		t.Fatal("catalog.Open took a catalog.db of garbage")
 	}
-	if !strings.Contains(err.Error(), path) {
-		t.Fatalf("catalog.Open: %v; want an error naming %s", err, path)
-	}
+	return err
 }
