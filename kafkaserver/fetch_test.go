@@ -122,15 +122,8 @@ func TestListOffsets(t *testing.T) {
 		}
 	}
 	list := func(v int16, ts int64) kmsg.ListOffsetsResponseTopicPartition {
-		r := kmsg.NewPtrListOffsetsRequest()
+		r := listOffsetsReq("t", 0, ts)
 		r.Version = v
-		r.ReplicaID = -1
-		rt := kmsg.NewListOffsetsRequestTopic()
-		rt.Topic = "t"
-		rp := kmsg.NewListOffsetsRequestTopicPartition()
-		rp.Timestamp = ts
-		rt.Partitions = append(rt.Partitions, rp)
-		r.Topics = append(r.Topics, rt)
 		resp := c.do(r).(*kmsg.ListOffsetsResponse)
 		return resp.Topics[0].Partitions[0]
 	}

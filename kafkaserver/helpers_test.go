@@ -207,6 +207,20 @@ func produceReq(version int16, acks int16, topic string, partition int32, batch 
 	return r
 }
 
+func listOffsetsReq(topic string, partition int32, timestamp int64) *kmsg.ListOffsetsRequest {
+	r := kmsg.NewPtrListOffsetsRequest()
+	r.Version = 8
+	r.ReplicaID = -1
+	rt := kmsg.NewListOffsetsRequestTopic()
+	rt.Topic = topic
+	rp := kmsg.NewListOffsetsRequestTopicPartition()
+	rp.Partition = partition
+	rp.Timestamp = timestamp
+	rt.Partitions = append(rt.Partitions, rp)
+	r.Topics = append(r.Topics, rt)
+	return r
+}
+
 func fetchReq(version int16, topic string, partition int32, offset int64, maxWait, minBytes int32) *kmsg.FetchRequest {
 	r := kmsg.NewPtrFetchRequest()
 	r.Version = version

@@ -66,20 +66,6 @@ func topicDirs(t *testing.T, ts *testServer, topic string) []string {
 	return out
 }
 
-func listOffsetsReq(topic string, partition int32, timestamp int64) *kmsg.ListOffsetsRequest {
-	r := kmsg.NewPtrListOffsetsRequest()
-	r.Version = 8
-	r.ReplicaID = -1
-	rt := kmsg.NewListOffsetsRequestTopic()
-	rt.Topic = topic
-	rp := kmsg.NewListOffsetsRequestTopicPartition()
-	rp.Partition = partition
-	rp.Timestamp = timestamp
-	rt.Partitions = append(rt.Partitions, rp)
-	r.Topics = append(r.Topics, rt)
-	return r
-}
-
 // partitionCode is the error code of the one partition of a Produce,
 // Fetch or ListOffsets response.
 func partitionCode(resp kmsg.Response) int16 {
