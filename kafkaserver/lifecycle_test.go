@@ -3,8 +3,11 @@ package kafkaserver
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"log/slog"
 	"net"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -126,4 +129,52 @@ func TestIdleTimeout(t *testing.T) {
 	}
 	idle.expectClosed()
 	partial.expectClosed()
+}
+
+// TestShutdownLeavesNoGoroutines: after a server that answered produces,
+// held a long-poll fetch and kept idle connections is shut down and its
+// store closed, no goroutine of it is left: every connection's reader
+// and writer, every pending response and every long-poll has ended.
+func TestShutdownLeavesNoGoroutines(t *testing.T) {
+	before := runtime.NumGoroutine()
+	store, err := logstore.Open(t.TempDir(), logstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(store, Config{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	ts := &testServer{t: t, store: store, srv: srv, addr: ln.Addr().String()}
+	ts.createTopic("t", 1)
+	c := ts.dial()
+	for i := range 3 {
+		if got := producePart(t, c, 9, -1, "t", 0, batchOf(-1, 0, 0, fmt.Sprint(i))); got.ErrorCode != 0 {
+			t.Fatal(got.ErrorCode)
+		}
+	}
+	poll := ts.dial()
+	poll.send(fetchReq(12, "t", 0, 3, 60000, 1)) // waits for a record that never comes
+	for range 10 {
+		ts.dial()
+	}
+	waitFor(t, "the long-poll fetch to wait", func() bool { return srv.longPolls.Load() == 1 })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-served; !errors.Is(err, ErrServerClosed) {
+		t.Fatalf("Serve: %v", err)
+	}
+	if err := store.Close(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the server's goroutines to end", func() bool { return runtime.NumGoroutine() <= before })
 }
