@@ -14,29 +14,38 @@ const coordinatorTransaction = 1
 // transactional id.
 const noTxnCoordinator = "logstore has no transaction coordinator: transactional ids are refused (idempotent producers are served)"
 
-// handleFindCoordinator answers for a group COORDINATOR_NOT_AVAILABLE
-// (15): there is no group coordinator yet. For a transactional id it
-// answers TRANSACTIONAL_ID_AUTHORIZATION_FAILED (53), as InitProducerId
-// does: see handleInitProducerID. v0-3 answer in the top-level fields,
-// v4+ with one entry per key.
+// handleFindCoordinator answers for a group this node, the coordinator
+// of every group, at the address Metadata gives. For a transactional id
+// it answers TRANSACTIONAL_ID_AUTHORIZATION_FAILED (53), as
+// InitProducerId does: see handleInitProducerID. v0-3 answer in the
+// top-level fields, v4+ with one entry per key.
 func handleFindCoordinator(s *Server, c *conn, req kmsg.Request, p *pending) error {
 	r := req.(*kmsg.FindCoordinatorRequest)
 	resp := r.ResponseKind().(*kmsg.FindCoordinatorResponse)
-	code, msg := errCoordinatorNotAvailable, "logstore has no group coordinator"
+	code, msg := errNone, ""
+	node, port := int32(-1), int32(-1)
+	host := ""
 	if r.Version >= 1 && r.CoordinatorType == coordinatorTransaction {
 		code, msg = errTransactionalIDAuthorizationFailed, noTxnCoordinator
+	} else {
+		node = nodeID
+		host, port = s.advertised(c)
+	}
+	var msgp *string
+	if code != errNone {
+		msgp = &msg
 	}
 	if r.Version < 4 {
 		resp.ErrorCode = code
-		resp.ErrorMessage = &msg
-		resp.NodeID, resp.Port = -1, -1
+		resp.ErrorMessage = msgp
+		resp.NodeID, resp.Host, resp.Port = node, host, port
 	} else {
 		for _, key := range r.CoordinatorKeys {
 			co := kmsg.NewFindCoordinatorResponseCoordinator()
 			co.Key = key
-			co.NodeID, co.Port = -1, -1
+			co.NodeID, co.Host, co.Port = node, host, port
 			co.ErrorCode = code
-			co.ErrorMessage = &msg
+			co.ErrorMessage = msgp
 			resp.Coordinators = append(resp.Coordinators, co)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/logstore/logstore"
+	"github.com/logstore/logstore/groupcoord"
 	"github.com/logstore/logstore/metrics"
 )
 
@@ -64,6 +65,13 @@ type Config struct {
 	// own metrics come from opening it with
 	// logstore.Options{Events: Metrics.StoreEvents()}.
 	Metrics *metrics.Metrics
+	// GroupInitialRebalanceDelay is group.initial.rebalance.delay.ms
+	// (see groupcoord.Config); 0 is 3 s, negative is none.
+	GroupInitialRebalanceDelay time.Duration
+	// OffsetsRetention is offsets.retention.minutes; 0 is 7 days.
+	OffsetsRetention time.Duration
+	// GroupMinSessionTimeout is group.min.session.timeout.ms; 0 is 6 s.
+	GroupMinSessionTimeout time.Duration
 }
 
 // Server serves one logstore.Store over the Kafka protocol. Create it
@@ -73,6 +81,8 @@ type Server struct {
 	cfg   Config
 	log   *slog.Logger
 	cat   topicCatalog
+	// groups is the group coordinator (groups.db; see groups.go).
+	groups *groupcoord.Coordinator
 
 	// ctx ends at Shutdown or Close: long-poll fetches return early.
 	ctx    context.Context
@@ -113,9 +123,8 @@ func New(store *logstore.Store, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kafkaserver: %w", err)
 	}
-	cfg.Metrics.WatchStore(store)
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Server{
+	s := &Server{
 		store:     store,
 		cfg:       cfg,
 		log:       cfg.Logger,
@@ -125,7 +134,14 @@ func New(store *logstore.Store, cfg Config) (*Server, error) {
 		listeners: make(map[net.Listener]struct{}),
 		conns:     make(map[*conn]struct{}),
 		connsDone: make(chan struct{}),
-	}, nil
+	}
+	if s.groups, err = s.openGroups(); err != nil {
+		cancel()
+		return nil, errors.Join(fmt.Errorf("kafkaserver: %w", err), cat.Close())
+	}
+	cfg.Metrics.WatchStore(store)
+	cfg.Metrics.WatchGroups(s.groupStats)
+	return s, nil
 }
 
 // Serve accepts connections on ln and serves each in goroutines of its
@@ -276,6 +292,6 @@ func (s *Server) closeConns() {
 }
 
 func (s *Server) closeCatalog() error {
-	s.closeOnce.Do(func() { s.closeErr = s.cat.Close() })
+	s.closeOnce.Do(func() { s.closeErr = errors.Join(s.groups.Close(), s.cat.Close()) })
 	return s.closeErr
 }

@@ -78,7 +78,7 @@ func TestTransactionalIDRefused(t *testing.T) {
 		}
 		r.CoordinatorType = 0
 		resp = c.do(r).(*kmsg.FindCoordinatorResponse)
-		if v < 4 && resp.ErrorCode != errCoordinatorNotAvailable || v >= 4 && resp.Coordinators[0].ErrorCode != errCoordinatorNotAvailable {
+		if v < 4 && resp.ErrorCode != errNone || v >= 4 && resp.Coordinators[0].ErrorCode != errNone {
 			t.Fatalf("group, v%d: %+v", v, resp)
 		}
 	}

@@ -35,7 +35,8 @@ type Metrics struct {
 	sent     prometheus.Counter
 	conns    prometheus.Gauge
 
-	store storeMetrics
+	store  storeMetrics
+	groups groupMetrics
 	// watched is the store the scrape-time collector reads, nil until
 	// WatchStore.
 	watched atomic.Pointer[logstore.Store]
@@ -116,8 +117,10 @@ func New(reg prometheus.Registerer) *Metrics {
 		Help: "Kafka client connections open.",
 	})
 	m.store.init()
+	m.groups.init()
 	reg.MustRegister(m.requests, m.latency, produce, m.received, m.sent, m.conns, partitionCollector{m})
 	m.store.register(reg)
+	m.groups.register(reg, m)
 	return m
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/logstore/logstore"
+	"github.com/logstore/logstore/groupcoord"
 	"github.com/logstore/logstore/internal/shutdown"
 	"github.com/logstore/logstore/kafkaserver"
 	"github.com/logstore/logstore/metrics"
@@ -41,6 +43,10 @@ type serveOptions struct {
 	maxRequestBytes   int32
 	logFormat         string
 	store             storeFlags
+	// The group coordinator's settings (Kafka's names in the help).
+	groupDelay      time.Duration
+	offsetsRetain   time.Duration
+	groupMinSession time.Duration
 
 	storeOpts logstore.Options
 }
@@ -61,6 +67,9 @@ func newServeCommand() *cobra.Command {
 		defaultPartitions: 1,
 		maxRequestBytes:   kafkaserver.DefaultMaxRequestBytes,
 		logFormat:         "text",
+		groupDelay:        groupcoord.DefaultInitialRebalanceDelay,
+		offsetsRetain:     groupcoord.DefaultOffsetsRetention,
+		groupMinSession:   groupcoord.DefaultMinSessionTimeout,
 	}
 	cmd := &cobra.Command{
 		Use:   "serve [flags]",
@@ -106,6 +115,9 @@ clean shutdown mark) and exits 0. A second signal exits at once.`,
 	f.Int32Var(&opts.defaultPartitions, "default-partitions", opts.defaultPartitions, "partitions of an auto-created topic, and of CreateTopics with -1")
 	f.Int32Var(&opts.maxRequestBytes, "max-request-bytes", opts.maxRequestBytes, "the largest request frame; a larger one closes its connection")
 	f.StringVar(&opts.logFormat, "log-format", opts.logFormat, "log lines on stderr as text or json")
+	f.DurationVar(&opts.groupDelay, "group-initial-rebalance-delay", opts.groupDelay, "how long a consumer group's first rebalance waits for more members (group.initial.rebalance.delay.ms); 0 for none")
+	f.DurationVar(&opts.offsetsRetain, "offsets-retention", opts.offsetsRetain, "how long a consumer group's committed offsets are kept once it has no members (offsets.retention.minutes)")
+	f.DurationVar(&opts.groupMinSession, "group-min-session-timeout", opts.groupMinSession, "the shortest session timeout a group member may ask for (group.min.session.timeout.ms)")
 	opts.store.addTo(cmd)
 	return cmd
 }
@@ -179,6 +191,10 @@ func runServe(ctx context.Context, o *serveOptions, stdout, stderr io.Writer) (e
 		DefaultPartitions: o.defaultPartitions,
 		Logger:            logger,
 		Metrics:           m,
+		// 0 means none here, and the default in the Config.
+		GroupInitialRebalanceDelay: cmp.Or(o.groupDelay, -1),
+		OffsetsRetention:           o.offsetsRetain,
+		GroupMinSessionTimeout:     o.groupMinSession,
 	})
 	if err != nil {
 		return err
