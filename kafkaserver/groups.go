@@ -1,6 +1,7 @@
 package kafkaserver
 
 import (
+	"bytes"
 	"context"
 	"net"
 	"sync"
@@ -120,7 +121,9 @@ func handleJoinGroup(s *Server, c *conn, req kmsg.Request, p *pending) error {
 		jr.RebalanceTimeout = jr.SessionTimeout
 	}
 	for _, pr := range r.Protocols {
-		jr.Protocols = append(jr.Protocols, groupcoord.Protocol{Name: pr.Name, Metadata: pr.Metadata})
+		// Copies: kmsg's bytes alias the request frame, which goes back
+		// to its pool once answered, and the coordinator keeps them.
+		jr.Protocols = append(jr.Protocols, groupcoord.Protocol{Name: pr.Name, Metadata: bytes.Clone(pr.Metadata)})
 	}
 	complete := c.answerLater(p, func() {
 		resp.ErrorCode, resp.Generation, resp.MemberID = errNotCoordinator, -1, r.MemberID
@@ -161,7 +164,7 @@ func handleSyncGroup(s *Server, c *conn, req kmsg.Request, p *pending) error {
 	if len(r.GroupAssignment) > 0 {
 		sr.Assignments = make(map[string][]byte, len(r.GroupAssignment))
 		for _, a := range r.GroupAssignment {
-			sr.Assignments[a.MemberID] = a.MemberAssignment
+			sr.Assignments[a.MemberID] = bytes.Clone(a.MemberAssignment) // the frame is reused
 		}
 	}
 	complete := c.answerLater(p, func() {
