@@ -56,12 +56,34 @@
 //	 1   Fetch            4-12      no sessions (SessionID 0; a request with a session id: 70)
 //	 2   ListOffsets      1-8
 //	 3   Metadata         0-12
-//	10   FindCoordinator  0-4       groups: 15 COORDINATOR_NOT_AVAILABLE (no group coordinator yet);
-//	                                transactional ids: 53 (see below)
+//	 8   OffsetCommit     2-8       answered once durable (groups.db); a partition that does not
+//	                                exist: 3; v2-4's retention time kept per offset
+//	 9   OffsetFetch      1-8       null topics (v2+): every committed partition; v8: several groups;
+//	                                -1 where nothing is committed
+//	10   FindCoordinator  0-4       groups: this node; transactional ids: 53 (see below)
+//	11   JoinGroup        0-9       v4+: MEMBER_ID_REQUIRED first (KIP-394); v5+: static members
+//	                                (KIP-345); v9: a static leader's rejoin skips the assignment
+//	12   Heartbeat        0-4
+//	13   LeaveGroup       0-5       v3+: several members, static ones by instance id
+//	14   SyncGroup        0-5
+//	15   DescribeGroups   0-5       an unknown group: state Dead, no error (as Kafka)
+//	16   ListGroups       0-4       v4: states filter
+//	42   DeleteGroups     0-2       only Empty groups (68 NON_EMPTY_GROUP; unknown: 69)
+//	47   OffsetDelete     0         a topic members subscribe to: 86 GROUP_SUBSCRIBED_TO_TOPIC
 //	18   ApiVersions      0-4       above 4: a v0 body, error 35, only key 18's range (KIP-511)
 //	19   CreateTopics     0-7
 //	20   DeleteTopics     0-6
 //	22   InitProducerId   0-4       with a transactional id: 53 TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+//
+// The group APIs are the classic protocol of package groupcoord (its doc
+// has the states and the file). No KIP-848 (ConsumerGroupHeartbeat, 68,
+// closes the connection; OffsetCommit and OffsetFetch stop below v9,
+// whose member epochs are KIP-848's), and no v10 (topic ids in offsets).
+// JoinGroup and SyncGroup answers wait for the rebalance without holding
+// the connection's reader (the pending mechanism a produce uses for its
+// fsync); OffsetCommit, DeleteGroups and OffsetDelete wait for
+// groups.db's commit the same way. When the connection goes, or the
+// server shuts down, a waiting answer completes with 16 NOT_COORDINATOR.
 //
 // There is no transaction coordinator, and no transaction can be begun:
 // a transactional id is refused with TRANSACTIONAL_ID_AUTHORIZATION_FAILED

@@ -81,6 +81,15 @@
 //	logstore_partition_log_start_offset{topic,partition} gauge  first offset still in the log
 //	logstore_partition_log_end_offset{topic,partition}   gauge  offset the next batch will get
 //
+// Consumer groups (the group coordinator; the gauges read at each
+// scrape through WatchGroups):
+//
+//	logstore_groups{state}                       gauge      groups by state (Empty, PreparingRebalance,
+//	                                                        CompletingRebalance, Stable, Dead)
+//	logstore_group_members                       gauge      members of all groups
+//	logstore_group_rebalances_total              counter    rebalances started (a group entering PreparingRebalance)
+//	logstore_group_offset_commits_total          counter    partition offsets committed, once durable
+//
 // Nothing here is per-request per-partition: the partition label is only
 // on the scrape-time gauges, so a busy server does not grow series with
 // its traffic.
