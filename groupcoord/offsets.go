@@ -418,3 +418,24 @@ func (c *Coordinator) Stats() Stats {
 	}
 	return s
 }
+
+// GroupOffset is one committed offset of a group.
+type GroupOffset struct {
+	Group string
+	TopicPartition
+	Offset int64
+}
+
+// Committed returns every committed offset of every group (the lag
+// metrics), in no order.
+func (c *Coordinator) Committed() []GroupOffset {
+	c.lock()
+	defer c.unlock()
+	var out []GroupOffset
+	for _, g := range c.groups {
+		for tp, r := range g.offsets {
+			out = append(out, GroupOffset{Group: g.id, TopicPartition: tp, Offset: r.offset})
+		}
+	}
+	return out
+}

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http/httptest"
 	"slices"
 	"sort"
 	"strings"
@@ -265,6 +266,21 @@ func TestGroupJoinThreeAndLeave(t *testing.T) {
 	c := startMember(t, s.addr, "g", "jl", "c", seen)
 	waitFor(t, "three members sharing six partitions", func() bool { return balanced(t, s.addr, "g", "a", "b", "c") })
 	waitFor(t, "every record consumed", func() bool { return seen.has("v", 300) })
+	// The metrics: one Stable group of three members, and, once the
+	// commits are in, no lag on any of the six partitions.
+	waitFor(t, "group metrics", func() bool {
+		text := scrape(t, s)
+		if !strings.Contains(text, `logstore_groups{state="Stable"} 1`) || !strings.Contains(text, "logstore_group_members 3") ||
+			!strings.Contains(text, "logstore_group_offset_commits_total") {
+			return false
+		}
+		for p := range 6 {
+			if !strings.Contains(text, fmt.Sprintf(`logstore_group_lag{group="g",partition="%d",topic="jl"} 0`, p)) {
+				return false
+			}
+		}
+		return true
+	})
 	c.close()
 	waitFor(t, "two members sharing six partitions after a leave", func() bool { return balanced(t, s.addr, "g", "a", "b") })
 	produceValues(t, s.addr, "jl", "w", 0, 60)
@@ -284,6 +300,14 @@ func TestGroupJoinThreeAndLeave(t *testing.T) {
 	if got := seen.total() - before; got != 30 {
 		t.Fatalf("the new member consumed %d records, want the 30 new ones only", got)
 	}
+}
+
+// scrape returns the server's metrics as Prometheus text.
+func scrape(t *testing.T, s *inProcess) string {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	s.cfg.Metrics.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	return rec.Body.String()
 }
 
 // killableDialer dials for one client and can cut every connection it

@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/logstore/logstore/groupcoord"
+	"github.com/logstore/logstore/metrics"
 )
 
 // errNotCoordinator is Kafka's NOT_COORDINATOR (16): what a waiting
@@ -234,4 +235,23 @@ func (s *Server) groupStats() (map[string]int, int) {
 		by[groupcoord.State(i).String()] = n
 	}
 	return by, st.Members
+}
+
+// groupLag is every committed offset's lag behind the high watermark
+// (the durable end) of its partition, for the partitions open.
+func (s *Server) groupLag() []metrics.GroupLag {
+	ends := map[groupcoord.TopicPartition]int64{}
+	for _, p := range s.store.OpenPartitions() {
+		id := p.ID()
+		ends[groupcoord.TopicPartition{Topic: id.Topic, Partition: id.Partition}] = p.DurableEnd()
+	}
+	var out []metrics.GroupLag
+	for _, o := range s.groups.Committed() {
+		end, ok := ends[o.TopicPartition]
+		if !ok {
+			continue
+		}
+		out = append(out, metrics.GroupLag{Group: o.Group, Topic: o.Topic, Partition: o.Partition, Lag: max(end-max(o.Offset, 0), 0)})
+	}
+	return out
 }

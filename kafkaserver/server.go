@@ -141,6 +141,7 @@ func New(store *logstore.Store, cfg Config) (*Server, error) {
 	}
 	cfg.Metrics.WatchStore(store)
 	cfg.Metrics.WatchGroups(s.groupStats)
+	cfg.Metrics.WatchGroupLag(s.groupLag)
 	return s, nil
 }
 

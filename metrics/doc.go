@@ -89,6 +89,8 @@
 //	logstore_group_members                       gauge      members of all groups
 //	logstore_group_rebalances_total              counter    rebalances started (a group entering PreparingRebalance)
 //	logstore_group_offset_commits_total          counter    partition offsets committed, once durable
+//	logstore_group_lag{group,topic,partition}    gauge      high watermark minus the committed offset, for the
+//	                                                        partitions open (one series per committed offset)
 //
 // Nothing here is per-request per-partition: the partition label is only
 // on the scrape-time gauges, so a busy server does not grow series with

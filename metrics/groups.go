@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"strconv"
 	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -13,6 +14,15 @@ type groupMetrics struct {
 	commits    prometheus.Counter
 	// stats is read at scrape time, nil until WatchGroups.
 	stats atomic.Pointer[func() (byState map[string]int, members int)]
+	lag   atomic.Pointer[func() []GroupLag]
+}
+
+// GroupLag is one group's lag on one partition: the partition's high
+// watermark minus the group's committed offset.
+type GroupLag struct {
+	Group, Topic string
+	Partition    int32
+	Lag          int64
 }
 
 // GroupStates are the states the groups gauge always reports (0 when no
@@ -22,6 +32,7 @@ var GroupStates = []string{"Empty", "PreparingRebalance", "CompletingRebalance",
 var (
 	groupsDesc       = prometheus.NewDesc("logstore_groups", "Consumer groups by state.", []string{"state"}, nil)
 	groupMembersDesc = prometheus.NewDesc("logstore_group_members", "Members of consumer groups, all groups together.", nil, nil)
+	groupLagDesc     = prometheus.NewDesc("logstore_group_lag", "Records between a group's committed offset and the partition's high watermark (open partitions only).", []string{"group", "topic", "partition"}, nil)
 )
 
 func (g *groupMetrics) init() {
@@ -69,9 +80,23 @@ type groupCollector struct{ m *Metrics }
 func (c groupCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- groupsDesc
 	ch <- groupMembersDesc
+	ch <- groupLagDesc
+}
+
+// WatchGroupLag makes the scrape read the groups' lag from lag.
+func (m *Metrics) WatchGroupLag(lag func() []GroupLag) {
+	if m == nil {
+		return
+	}
+	m.groups.lag.Store(&lag)
 }
 
 func (c groupCollector) Collect(ch chan<- prometheus.Metric) {
+	if lf := c.m.groups.lag.Load(); lf != nil {
+		for _, l := range (*lf)() {
+			ch <- prometheus.MustNewConstMetric(groupLagDesc, prometheus.GaugeValue, float64(l.Lag), l.Group, l.Topic, strconv.FormatInt(int64(l.Partition), 10))
+		}
+	}
 	f := c.m.groups.stats.Load()
 	if f == nil {
 		return
