@@ -65,6 +65,9 @@
 //	22   InitProducerId   0-4       with a transactional id: the transaction coordinator (below)
 //	24   AddPartitionsToTxn 0-3     v4+ (broker to broker, KIP-890) not advertised
 //	26   EndTxn           0-4       v5 (KIP-890's epoch bump) not advertised
+//	65   DescribeTransactions 0     from the coordinator; unknown id 105, empty id 42
+//	66   ListTransactions 0-1       Kafka's state, producer id and (v1) duration filters;
+//	                                v2's transactional id pattern not advertised
 //
 // Every other key closes the connection.
 //
