@@ -367,7 +367,8 @@ func (w *TxnWorkload) seal(ctx context.Context, k int) error {
 		if err == nil {
 			return nil
 		}
-		if ctx.Err() != nil {
+		var ke *kerr.Error
+		if ctx.Err() != nil || errors.As(err, &ke) && !ke.Retriable && ke != kerr.ConcurrentTransactions {
 			return fmt.Errorf("kafkatest: seal %s: %w", id, err)
 		}
 		time.Sleep(50 * time.Millisecond)
