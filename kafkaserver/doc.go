@@ -1,7 +1,8 @@
 // Package kafkaserver serves a logstore.Store over the Kafka protocol, as
 // a single-node Kafka broker: real Kafka producers (idempotent) and
-// consumers (direct, without groups) work against it, and the files they
-// fill stay Kafka's own.
+// consumers (direct, without groups) work against it, and so do
+// transactional producers (the server is their transaction coordinator);
+// the files they fill stay Kafka's own.
 //
 // Requests and responses are decoded and encoded with franz-go's kmsg;
 // the package has no message codec of its own, only the frame and the
@@ -56,25 +57,19 @@
 //	 1   Fetch            4-12      no sessions (SessionID 0; a request with a session id: 70)
 //	 2   ListOffsets      1-8
 //	 3   Metadata         0-12
-//	10   FindCoordinator  0-4       groups: 15 COORDINATOR_NOT_AVAILABLE (no group coordinator yet);
-//	                                transactional ids: 53 (see below)
+//	10   FindCoordinator  0-4       transactional ids (key type 1): this node; groups: 15
+//	                                COORDINATOR_NOT_AVAILABLE (no group coordinator yet)
 //	18   ApiVersions      0-4       above 4: a v0 body, error 35, only key 18's range (KIP-511)
 //	19   CreateTopics     0-7
 //	20   DeleteTopics     0-6
-//	22   InitProducerId   0-4       with a transactional id: 53 TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+//	22   InitProducerId   0-4       with a transactional id: the transaction coordinator (below)
+//	24   AddPartitionsToTxn 0-3     v4+ (broker to broker, KIP-890) not advertised
+//	26   EndTxn           0-4       v5 (KIP-890's epoch bump) not advertised
 //	61   DescribeProducers 0        the partition's producer state; unknown topic or partition: 3
 //
-// There is no transaction coordinator, and no transaction can be begun:
-// a transactional id is refused with TRANSACTIONAL_ID_AUTHORIZATION_FAILED
-// (53), by FindCoordinator (key type 1) and by InitProducerId. It is the
-// only answer of a Kafka broker that refuses a transactional id for good
-// (Kafka 4 gives it to a principal without rights on the id); clients
-// (kgo, the Java client, librdkafka) treat it as fatal, so a
-// transactional producer fails at once with a clear error instead of
-// retrying COORDINATOR_NOT_AVAILABLE (15), Kafka's answer while its
-// coordinator is not up yet, until its timeouts run out.
+// Every other key closes the connection.
 //
-// Every other key closes the connection. Produce answers each partition
+// Produce answers each partition
 // with the store's typed outcome: accepted, error 0 and the base offset;
 // a duplicate, error 0 and the first copy's base offset, once that copy
 // is durable (never 46 DUPLICATE_SEQUENCE_NUMBER); an unknown producer
@@ -169,6 +164,68 @@
 // would be adopted as a topic again at the next start). Such a request
 // answers 3; Metadata waits for a deletion in progress (the catalog
 // holds its lock through it) and then lists the topic no more.
+//
+// # Transactions
+//
+// The server is the transaction coordinator of every transactional id
+// (package txncoord, Kafka's classic protocol: no transaction.version
+// feature is advertised, so clients use AddPartitionsToTxn v0-3 and
+// EndTxn v0-4). New opens it over transactions.db at the store root; it
+// writes its COMMIT and ABORT markers into the partitions with
+// Partition.AppendMarker, durably, and finishes at New what a crash left
+// decided. Close and Shutdown close it after the connections have ended.
+//
+// FindCoordinator for a transactional id answers node 0, this server, at
+// the address Metadata gives. InitProducerId with a transactional id
+// answers the id's durable producer id with its epoch bumped (epoch 0 the
+// first time; a new producer id when the epoch is exhausted), aborting
+// the id's open transaction first; v3+ pass the client's producer id and
+// epoch (KIP-360). Its TransactionTimeoutMillis must be above 0 and at
+// most Config.TransactionMaxTimeout (`serve --transaction-max-timeout`,
+// Kafka's transaction.max.timeout.ms, 15 minutes), else 50
+// INVALID_TRANSACTION_TIMEOUT; a transaction open longer than its timeout
+// is aborted by the coordinator (checked every
+// Config.TransactionCheckInterval), with the epoch bumped so its producer
+// is fenced. An empty transactional id is 42 INVALID_REQUEST, and so is
+// a v3+ request with a producer id and no epoch or the reverse; a
+// producer id that is not the id's is 90, as Kafka answers. A
+// re-init while a transaction is ongoing aborts it whoever sent it: a
+// fenced producer coming back with its old epoch (kgo does, for KIP-588's
+// recovery) aborts the new owner's ongoing transaction before it is
+// refused, as in Kafka.
+//
+// AddPartitionsToTxn answers per partition: a partition that does not
+// exist is 3 UNKNOWN_TOPIC_OR_PARTITION, and then every other partition
+// of the request is 55 OPERATION_NOT_ATTEMPTED and nothing is added, as
+// Kafka answers; else every partition has the coordinator's code. EndTxn
+// waits, in a goroutine of its own, for the markers to be durable in
+// every partition of the transaction before it answers; a retry of the
+// decision made succeeds, the other decision is 48 INVALID_TXN_STATE.
+// The coordinator's refusals: 90 PRODUCER_FENCED for an epoch older than
+// the id's (47 INVALID_PRODUCER_EPOCH to InitProducerId before v4 and to
+// AddPartitionsToTxn and EndTxn before v2, which predate KIP-588's 90, as
+// Kafka answers them), 49 INVALID_PRODUCER_ID_MAPPING to
+// AddPartitionsToTxn and EndTxn for a producer id that is not the id's
+// (or an id the coordinator does not know), 48 for a request in
+// the wrong state, 51 CONCURRENT_TRANSACTIONS while a decision is being
+// completed. A failure of transactions.db is logged and answered 15
+// COORDINATOR_NOT_AVAILABLE, as Kafka answers a failed append to its
+// transaction log; clients retry it.
+//
+// Produce of a transactional batch asks the coordinator first
+// (BeginProduce with the request's TransactionalID and the batch's
+// producer id, epoch and partition): the transaction must be ongoing with
+// the partition added, else 48; an older epoch is 47 (Produce never
+// answers 90), a producer id that is not the transactional id's 49. The
+// batch is appended while the coordinator holds its transaction open,
+// and released before the wait for durability, so an admitted batch
+// never lands after its transaction's marker (a fenced producer's batch
+// racing the abort). A transactional
+// batch in a request without a transactional id is 48 (Kafka refuses the
+// whole request with 53 TRANSACTIONAL_ID_AUTHORIZATION_FAILED, its
+// answer for an id the principal may not use, which clients take as
+// fatal for an id they do not have). The partition's own producer checks
+// (sequence, epoch) apply to transactional batches as to idempotent ones.
 //
 // # High watermark
 //

@@ -55,6 +55,11 @@ func TestEveryAdvertisedVersion(t *testing.T) {
 					r := kmsg.NewPtrFindCoordinatorRequest()
 					r.CoordinatorKey, r.CoordinatorKeys = "g", []string{"g"}
 					req, want = r, errCoordinatorNotAvailable
+					if v >= 1 {
+						// A transactional id (key type 1, v1+) finds
+						// this node.
+						r.CoordinatorType, want = coordinatorTransaction, errNone
+					}
 					code = func(resp kmsg.Response) int16 {
 						r := resp.(*kmsg.FindCoordinatorResponse)
 						if v >= 4 {
@@ -86,8 +91,38 @@ func TestEveryAdvertisedVersion(t *testing.T) {
 				case 22:
 					r := kmsg.NewPtrInitProducerIDRequest()
 					r.TransactionTimeoutMillis = 60000
+					if v%2 == 1 {
+						// Odd versions with a transactional id, even
+						// ones without.
+						r.TransactionalID = str(fmt.Sprintf("init-v%d", v))
+					}
 					req = r
 					code = func(resp kmsg.Response) int16 { return resp.(*kmsg.InitProducerIDResponse).ErrorCode }
+				case 24:
+					// A transaction of its own per version: InitProducerId
+					// (at its newest version), then the partition added.
+					id := fmt.Sprintf("add-v%d", v)
+					pid, epoch := initTxn(t, c, 4, id)
+					r := kmsg.NewPtrAddPartitionsToTxnRequest()
+					r.TransactionalID, r.ProducerID, r.ProducerEpoch = id, pid, epoch
+					at := kmsg.NewAddPartitionsToTxnRequestTopic()
+					at.Topic, at.Partitions = "t", []int32{0}
+					r.Topics = append(r.Topics, at)
+					req = r
+					code = func(resp kmsg.Response) int16 {
+						return resp.(*kmsg.AddPartitionsToTxnResponse).Topics[0].Partitions[0].ErrorCode
+					}
+				case 26:
+					// A transaction with a partition added, committed.
+					id := fmt.Sprintf("end-v%d", v)
+					pid, epoch := initTxn(t, c, 4, id)
+					if got := addPartitions(t, c, 3, id, pid, epoch, "t", 0); got["t"][0] != 0 {
+						t.Fatalf("AddPartitionsToTxn: %v", got)
+					}
+					r := kmsg.NewPtrEndTxnRequest()
+					r.TransactionalID, r.ProducerID, r.ProducerEpoch, r.Commit = id, pid, epoch, true
+					req = r
+					code = func(resp kmsg.Response) int16 { return resp.(*kmsg.EndTxnResponse).ErrorCode }
 				case 61:
 					r := kmsg.NewPtrDescribeProducersRequest()
 					dt := kmsg.NewDescribeProducersRequestTopic()

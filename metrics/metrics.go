@@ -36,6 +36,7 @@ type Metrics struct {
 	conns    prometheus.Gauge
 
 	store storeMetrics
+	txn   txnMetrics
 	// watched is the store the scrape-time collector reads, nil until
 	// WatchStore.
 	watched atomic.Pointer[logstore.Store]
@@ -118,6 +119,7 @@ func New(reg prometheus.Registerer) *Metrics {
 	m.store.init()
 	reg.MustRegister(m.requests, m.latency, produce, m.received, m.sent, m.conns, partitionCollector{m})
 	m.store.register(reg)
+	m.txn.register(reg)
 	return m
 }
 

@@ -39,6 +39,7 @@ type serveOptions struct {
 	autoCreate        bool
 	defaultPartitions int32
 	maxRequestBytes   int32
+	txnMaxTimeout     time.Duration
 	logFormat         string
 	store             storeFlags
 
@@ -60,6 +61,7 @@ func newServeCommand() *cobra.Command {
 		autoCreate:        true,
 		defaultPartitions: 1,
 		maxRequestBytes:   kafkaserver.DefaultMaxRequestBytes,
+		txnMaxTimeout:     kafkaserver.DefaultTransactionMaxTimeout,
 		logFormat:         "text",
 	}
 	cmd := &cobra.Command{
@@ -67,7 +69,8 @@ func newServeCommand() *cobra.Command {
 		Short: "Serve the store over the Kafka protocol to Kafka producers and consumers",
 		Long: `serve listens for Kafka clients (franz-go, librdkafka/kcat, Java, sarama,
 ...) and serves the store in --dir as a single-node Kafka broker: idempotent
-produce, fetch, list offsets, metadata, topic creation and deletion. A
+and transactional produce (it is the transaction coordinator), fetch, list
+offsets, metadata, topic creation and deletion. A
 produce is answered once its batch is as durable as --sync promises; a fetch
 never shows a batch before that. It prints one line when it is ready.
 
@@ -105,6 +108,7 @@ clean shutdown mark) and exits 0. A second signal exits at once.`,
 	f.BoolVar(&opts.autoCreate, "auto-create-topics", opts.autoCreate, "create a topic that a producer or a metadata request names and that does not exist")
 	f.Int32Var(&opts.defaultPartitions, "default-partitions", opts.defaultPartitions, "partitions of an auto-created topic, and of CreateTopics with -1")
 	f.Int32Var(&opts.maxRequestBytes, "max-request-bytes", opts.maxRequestBytes, "the largest request frame; a larger one closes its connection")
+	f.DurationVar(&opts.txnMaxTimeout, "transaction-max-timeout", opts.txnMaxTimeout, "the longest transaction timeout a transactional producer may ask for (Kafka's transaction.max.timeout.ms)")
 	f.StringVar(&opts.logFormat, "log-format", opts.logFormat, "log lines on stderr as text or json")
 	opts.store.addTo(cmd)
 	return cmd
@@ -124,6 +128,9 @@ func (o *serveOptions) complete(cmd *cobra.Command) error {
 	}
 	if o.maxRequestBytes < 1024 {
 		return fmt.Errorf("--max-request-bytes %d: must be 1024 or more", o.maxRequestBytes)
+	}
+	if o.txnMaxTimeout < time.Millisecond {
+		return fmt.Errorf("--transaction-max-timeout %s: must be 1ms or more", o.txnMaxTimeout)
 	}
 	if o.logFormat != "text" && o.logFormat != "json" {
 		return fmt.Errorf("--log-format %q: want text or json", o.logFormat)
@@ -173,12 +180,13 @@ func runServe(ctx context.Context, o *serveOptions, stdout, stderr io.Writer) (e
 		}
 	}()
 	srv, err := kafkaserver.New(store, kafkaserver.Config{
-		Advertise:         o.advertise,
-		MaxRequestBytes:   o.maxRequestBytes,
-		AutoCreateTopics:  o.autoCreate,
-		DefaultPartitions: o.defaultPartitions,
-		Logger:            logger,
-		Metrics:           m,
+		Advertise:             o.advertise,
+		MaxRequestBytes:       o.maxRequestBytes,
+		AutoCreateTopics:      o.autoCreate,
+		DefaultPartitions:     o.defaultPartitions,
+		Logger:                logger,
+		Metrics:               m,
+		TransactionMaxTimeout: o.txnMaxTimeout,
 	})
 	if err != nil {
 		return err
