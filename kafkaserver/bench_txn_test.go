@@ -35,8 +35,8 @@ const (
 // with txn, each group is a transaction (BeginTransaction, the records,
 // Flush, EndTransaction commit); without, the same clients are only
 // idempotent and the groups follow each other without a flush. It
-// reports transactions/s and the records per Produce batch the server
-// saw.
+// reports groups/s; with txn also, per transaction, the time a producer waited
+// in Flush (the last batches' answers) and in EndTransaction.
 func benchTxnProduce(b *testing.B, addr string, producers int, txn bool) {
 	b.Helper()
 	groups := (int64(b.N) + benchTxnRecords - 1) / benchTxnRecords
@@ -83,7 +83,8 @@ func benchTxnProduce(b *testing.B, addr string, producers int, txn bool) {
 		}
 	}
 	var (
-		claimed atomic.Int64
+		flushNs, endNs atomic.Int64 // txn: time in Flush and in EndTransaction
+		claimed        atomic.Int64
 		failed  atomic.Pointer[error]
 		wg      sync.WaitGroup
 	)
@@ -110,14 +111,18 @@ func benchTxnProduce(b *testing.B, addr string, producers int, txn bool) {
 					})
 				}
 				if txn {
+					t0 := time.Now()
 					if err := cl.Flush(ctx); err != nil {
 						fail(err)
 						return
 					}
+					t1 := time.Now()
 					if err := cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
 						fail(err)
 						return
 					}
+					flushNs.Add(int64(t1.Sub(t0)))
+					endNs.Add(int64(time.Since(t1)))
 				}
 			}
 			if err := cl.Flush(ctx); err != nil {
@@ -132,6 +137,12 @@ func benchTxnProduce(b *testing.B, addr string, producers int, txn bool) {
 		b.Fatal(*errp)
 	}
 	b.ReportMetric(float64(groups)/elapsed.Seconds(), "groups/s")
+	if txn {
+		// Per transaction, summed over the producers: the wait for the
+		// last batches' answers, and the EndTxn round trip.
+		b.ReportMetric(float64(flushNs.Load())/float64(groups)/1e6, "ms-flush/txn")
+		b.ReportMetric(float64(endNs.Load())/float64(groups)/1e6, "ms-endtxn/txn")
+	}
 }
 
 // BenchmarkTxnProduce: kgo clients producing groups of 10 batches (150
