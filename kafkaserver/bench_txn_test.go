@@ -85,8 +85,8 @@ func benchTxnProduce(b *testing.B, addr string, producers int, txn bool) {
 	var (
 		flushNs, endNs atomic.Int64 // txn: time in Flush and in EndTransaction
 		claimed        atomic.Int64
-		failed  atomic.Pointer[error]
-		wg      sync.WaitGroup
+		failed         atomic.Pointer[error]
+		wg             sync.WaitGroup
 	)
 	fail := func(err error) { failed.CompareAndSwap(nil, &err) }
 	b.SetBytes(benchTxnValue)
