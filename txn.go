@@ -114,8 +114,9 @@ func (p *Partition) LastStableOffset() int64 {
 // overlap [from, to), read from the .txnindex files of the segment that
 // holds from and the later ones, by the rules of Kafka's
 // collectAbortedTransactions (a read_committed fetch from offset from
-// with upper bound to, the LSO, lists their producer ids and first
-// offsets).
+// lists their producer ids and first offsets; the server passes the
+// offset after the last batch it returns as to, an offset Kafka's looser
+// upper bound is never below).
 func (p *Partition) AbortedTransactions(from, to int64) ([]segment.AbortedTxn, error) {
 	p.mu.RLock()
 	defer p.mu.RUnlock()

@@ -177,7 +177,7 @@ func TestFetchReadCommitted(t *testing.T) {
 	}
 	check("committed from 0", readCommittedReq("t", 0, 0, 0), 8, 5, want{[]int64{0, 1, 3, 4}, []abortedTxn{{10, 1}}})
 	check("uncommitted from 0", fetchReq(12, "t", 0, 0, 0, 0), 8, 5, want{bases: []int64{0, 1, 3, 4, 5, 6, 7}})
-	for _, v := range []int16{4, 11} {
+	for v := int16(4); v <= 12; v++ {
 		r := readCommittedReq("t", 0, 0, 0)
 		r.Version = v
 		check(fmt.Sprintf("committed v%d", v), r, 8, 5, want{[]int64{0, 1, 3, 4}, []abortedTxn{{10, 1}}})
@@ -282,7 +282,7 @@ func TestListOffsetsReadCommitted(t *testing.T) {
 		}
 		return sp
 	}
-	for _, v := range []int16{2, 8} {
+	for v := int16(2); v <= 8; v++ {
 		r := listOffsetsReq("t", 0, -1)
 		r.Version, r.IsolationLevel = v, 1
 		if sp := c.do(r).(*kmsg.ListOffsetsResponse).Topics[0].Partitions[0]; sp.ErrorCode != 0 || sp.Offset != 1 {
