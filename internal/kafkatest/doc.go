@@ -57,8 +57,9 @@
 // produced; and, when the records carry their sequences (ScanStore), a
 // producer id on every data record and sequences contiguous per
 // (partition, producer id, epoch). Consume ends a partition at the record
-// just below its high watermark, so it cannot read a log that ends in a
-// transaction marker: transactional logs have checkers of their own.
+// or transaction marker just below its high watermark (kgo hands out
+// markers with KeepControlRecords); transactional workloads have checkers
+// of their own.
 //
 // # Transactions
 //

@@ -296,3 +296,25 @@ func TestTxnWorkloadKfake(t *testing.T) {
 		t.Fatalf("read_uncommitted records passed as read_committed: %v", err)
 	}
 }
+
+// TestConsumeEndsAtMarker: Consume reads a log that ends in a COMMIT
+// marker to its end (the marker's offset is never a data record).
+func TestConsumeEndsAtMarker(t *testing.T) {
+	t.Parallel()
+	p := kfakeBehind(t, "endsmarker")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	w := &kafkatest.TxnWorkload{Brokers: []string{p.Addr()}, Topic: "endsmarker", Transactions: 6, PerTxn: 3,
+		Commit: func(int) bool { return true }}
+	res, err := w.Run(ctx)
+	if err != nil || res.Err != nil || res.Committed != 6 {
+		t.Fatalf("%v %v: %d committed", err, res.Err, res.Committed)
+	}
+	found, err := kafkatest.Consume(ctx, w.Brokers, "endsmarker", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(found) != 18 {
+		t.Fatalf("consumed %d records, want 18", len(found))
+	}
+}
