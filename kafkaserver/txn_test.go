@@ -427,3 +427,22 @@ func TestTxnStorageFailureCode(t *testing.T) {
 		t.Errorf("closed coordinator in produce: code %d, want 6", code)
 	}
 }
+
+// txnSeeds are FuzzConn's seeds for the transaction APIs: InitProducerId
+// with a transactional id, AddPartitionsToTxn, EndTxn and a
+// transactional produce.
+func txnSeeds() []kmsg.Request {
+	id := "fuzz"
+	ip := kmsg.NewPtrInitProducerIDRequest()
+	ip.Version, ip.TransactionalID, ip.TransactionTimeoutMillis = 4, &id, 1000
+	ap := kmsg.NewPtrAddPartitionsToTxnRequest()
+	ap.Version, ap.TransactionalID, ap.ProducerID, ap.ProducerEpoch = 3, id, 0, 0
+	at := kmsg.NewAddPartitionsToTxnRequestTopic()
+	at.Topic, at.Partitions = "t", []int32{0, 1}
+	ap.Topics = append(ap.Topics, at)
+	et := kmsg.NewPtrEndTxnRequest()
+	et.Version, et.TransactionalID, et.ProducerID, et.ProducerEpoch, et.Commit = 4, id, 0, 0, true
+	pr := produceReq(9, -1, "t", 0, txnBatchOf(0, 0, 0, "x"))
+	pr.TransactionID = &id
+	return []kmsg.Request{ip, ap, et, pr}
+}
