@@ -65,6 +65,7 @@
 //	22   InitProducerId   0-4       with a transactional id: the transaction coordinator (below)
 //	24   AddPartitionsToTxn 0-3     v4+ (broker to broker, KIP-890) not advertised
 //	26   EndTxn           0-4       v5 (KIP-890's epoch bump) not advertised
+//	61   DescribeProducers 0        the partition's producer state; unknown topic or partition: 3
 //	65   DescribeTransactions 0     from the coordinator; unknown id 105, empty id 42
 //	66   ListTransactions 0-1       Kafka's state, producer id and (v1) duration filters;
 //	                                v2's transactional id pattern not advertised
@@ -86,9 +87,9 @@
 // the batch and the reason in RecordErrors (v8+; BatchIndex,
 // BatchIndexErrorMessage), as Kafka lists the records its validation
 // refused; larger than
-// max.message.bytes, 10 MESSAGE_TOO_LARGE; a transactional batch (there
-// is no transaction coordinator, so no transaction can be begun or
-// ended), or a non-transactional batch in an open transaction, 48
+// max.message.bytes, 10 MESSAGE_TOO_LARGE; a transactional batch outside
+// an ongoing transaction with its partition added (see Transactions), or
+// a non-transactional batch in an open transaction, 48
 // INVALID_TXN_STATE. An unknown topic or partition is 3 (or the
 // topic is created, with Config.AutoCreateTopics). A partition that
 // failed (an I/O error poisoned it) answers 56 KAFKA_STORAGE_ERROR and
@@ -104,13 +105,28 @@
 // at least one even when it exceeds MaxBytes or PartitionMaxBytes, as
 // the segment bytes are on disk; an offset below the log start or above
 // the high watermark is 1 OFFSET_OUT_OF_RANGE, one at the high
-// watermark is an empty answer (or a long poll). LastStableOffset is the
-// high watermark (there are no transactions), AbortedTransactions is
-// empty, PreferredReadReplica -1. A fetch with fewer than MinBytes waits
-// up to MaxWaitMillis, woken each time a partition's DurableEnd moves
-// (Partition.DurableChanged), with one timer that it stops.
+// watermark is an empty answer (or a long poll). At IsolationLevel 1
+// (read_committed) no batch at or above the last stable offset is
+// served (the LSO is at a batch boundary, so the batch holding the fetch
+// offset still goes out whole), and an offset from the LSO up to the
+// high watermark is an empty answer, not an error, as Kafka's read
+// bounded by the LSO answers; AbortedTransactions then lists the
+// aborted transactions with data in the batches returned (producer id
+// and first offset, from the .txnindex files by the rules of Kafka's
+// collectAbortedTransactions, with the offset after the last batch
+// returned as the upper bound: Kafka's bound is looser, the next
+// offset-index entry past the bytes read, and may name transactions
+// that begin after them, which clients ignore), an empty list when
+// there are none. At read_uncommitted, and in an answer with an error,
+// it is null, as Kafka sends it. LastStableOffset is the partition's
+// LSO in every answer, at both levels; PreferredReadReplica -1. A fetch
+// with fewer than MinBytes (counted as its isolation level reads) waits
+// up to MaxWaitMillis, woken each time a partition's DurableEnd moves or
+// a transaction marker is written (Partition.DurableChanged; a marker
+// moves the LSO), with one timer that it stops.
 //
-// ListOffsets: -2 and -4 the log start; -1 the high watermark; -3 (v7+)
+// ListOffsets: -2 and -4 the log start; -1 the high watermark, or at
+// IsolationLevel 1 (read_committed, v2+) the last stable offset; -3 (v7+)
 // the largest timestamp and the offset of the record that has it (the
 // first of equals, in the earliest batch that has it; the first record
 // of a LogAppendTime batch), as Kafka 3.8+ answers (KAFKA-16310); when
@@ -119,7 +135,15 @@
 // t >= 0 the first offset whose record timestamp is >= t, by the
 // segments' time indexes, with that record's timestamp; else offset and
 // timestamp -1. Leader epoch 0. No answer names an offset at or above the
-// high watermark.
+// high watermark, nor at read_committed one at or above the LSO (as in
+// Kafka's fetchOffsetForTimestamp: -3 and t >= 0 then answer -1).
+//
+// DescribeProducers (v0, KIP-664) lists, per partition, every producer
+// the partition's producer state holds (Partition.ProducerSnapshot), as
+// Kafka's activeProducers does: producer id, epoch, the last sequence of
+// its newest batch (-1 when none is remembered), its last timestamp,
+// the coordinator epoch of its newest marker (-1 when none), and the
+// first offset of its open transaction (-1 when none).
 //
 // Topics, their ids and configs, the cluster id and producer ids are the
 // store's catalog (package catalog, opened by New): durable, so a restart
@@ -216,4 +240,17 @@
 // can lose what was not yet synced, and then the offsets are assigned
 // again). A produce is answered, in every mode, once its batch is below
 // the high watermark.
+//
+// # Last stable offset
+//
+// The last stable offset (LSO) of a partition is
+// Partition.LastStableOffset: the first offset of the oldest transaction
+// not yet ended by a marker below the high watermark, or the high
+// watermark when there is none. A read_committed consumer reads only
+// below it, so it never reads a transaction's data before the
+// transaction is decided and its marker is as durable as the sync mode
+// promises; the data of aborted transactions below it, which it does
+// read, is what AbortedTransactions names for the client to drop. The
+// gauge logstore_partition_lso_lag_offsets (package metrics) is the high
+// watermark minus the LSO.
 package kafkaserver

@@ -79,22 +79,6 @@ func endTxn(t *testing.T, c *rawClient, v int16, id string, pid int64, epoch int
 	return c.do(r).(*kmsg.EndTxnResponse).ErrorCode
 }
 
-// txnBatchOf is a transactional client batch of values.
-func txnBatchOf(pid int64, epoch int16, seq int32, values ...string) []byte {
-	b := recordbatch.NewBuilder(0)
-	b.ProducerID, b.ProducerEpoch, b.BaseSequence, b.Transactional = pid, epoch, seq, true
-	for i, v := range values {
-		if err := b.Append(1_700_000_000_000+int64(i), nil, []byte(v), nil); err != nil {
-			panic(err)
-		}
-	}
-	out, err := b.AppendTo(nil)
-	if err != nil {
-		panic(err)
-	}
-	return out
-}
-
 // txnProduce produces batch for topic-partition in a request with
 // transactional id id (nil: none).
 func txnProduce(t *testing.T, c *rawClient, id *string, topic string, partition int32, batch []byte) kmsg.ProduceResponseTopicPartition {

@@ -91,6 +91,9 @@
 //	logstore_partition_producers{topic,partition}        gauge  idempotent producers the partition remembers
 //	logstore_partition_log_start_offset{topic,partition} gauge  first offset still in the log
 //	logstore_partition_log_end_offset{topic,partition}   gauge  offset the next batch will get
+//	logstore_partition_lso_lag_offsets{topic,partition}  gauge  high watermark minus last stable offset: offsets a
+//	                                                            read_committed consumer cannot read yet because a
+//	                                                            transaction is open (0 when none is)
 //
 // Nothing here is per-request per-partition: the partition label is only
 // on the scrape-time gauges, so a busy server does not grow series with
