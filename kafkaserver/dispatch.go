@@ -54,6 +54,8 @@ func init() {
 		{key: 24, name: "AddPartitionsToTxn", min: 0, max: 3, handle: handleAddPartitionsToTxn},
 		{key: 26, name: "EndTxn", min: 0, max: 4, handle: handleEndTxn},
 		{key: 61, name: "DescribeProducers", min: 0, max: 0, handle: handleDescribeProducers},
+		{key: 65, name: "DescribeTransactions", min: 0, max: 0, handle: handleDescribeTransactions},
+		{key: 66, name: "ListTransactions", min: 0, max: 1, handle: handleListTransactions},
 	}
 	apiByKey = make(map[int16]*api, len(apis))
 	for i := range apis {

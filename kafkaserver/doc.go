@@ -66,6 +66,9 @@
 //	24   AddPartitionsToTxn 0-3     v4+ (broker to broker, KIP-890) not advertised
 //	26   EndTxn           0-4       v5 (KIP-890's epoch bump) not advertised
 //	61   DescribeProducers 0        the partition's producer state; unknown topic or partition: 3
+//	65   DescribeTransactions 0     from the coordinator; unknown id 105, empty id 42
+//	66   ListTransactions 0-1       Kafka's state, producer id and (v1) duration filters;
+//	                                v2's transactional id pattern not advertised
 //
 // Every other key closes the connection.
 //
@@ -84,9 +87,9 @@
 // the batch and the reason in RecordErrors (v8+; BatchIndex,
 // BatchIndexErrorMessage), as Kafka lists the records its validation
 // refused; larger than
-// max.message.bytes, 10 MESSAGE_TOO_LARGE; a transactional batch (there
-// is no transaction coordinator, so no transaction can be begun or
-// ended), or a non-transactional batch in an open transaction, 48
+// max.message.bytes, 10 MESSAGE_TOO_LARGE; a transactional batch outside
+// an ongoing transaction with its partition added (see Transactions), or
+// a non-transactional batch in an open transaction, 48
 // INVALID_TXN_STATE. An unknown topic or partition is 3 (or the
 // topic is created, with Config.AutoCreateTopics). A partition that
 // failed (an I/O error poisoned it) answers 56 KAFKA_STORAGE_ERROR and

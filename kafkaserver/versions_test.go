@@ -123,6 +123,16 @@ func TestEveryAdvertisedVersion(t *testing.T) {
 					r.TransactionalID, r.ProducerID, r.ProducerEpoch, r.Commit = id, pid, epoch, true
 					req = r
 					code = func(resp kmsg.Response) int16 { return resp.(*kmsg.EndTxnResponse).ErrorCode }
+				case 65:
+					r := kmsg.NewPtrDescribeTransactionsRequest()
+					r.TransactionalIDs = []string{"never-seen"}
+					req, want = r, errTransactionalIDNotFound
+					code = func(resp kmsg.Response) int16 {
+						return resp.(*kmsg.DescribeTransactionsResponse).TransactionStates[0].ErrorCode
+					}
+				case 66:
+					req = kmsg.NewPtrListTransactionsRequest()
+					code = func(resp kmsg.Response) int16 { return resp.(*kmsg.ListTransactionsResponse).ErrorCode }
 				case 61:
 					r := kmsg.NewPtrDescribeProducersRequest()
 					dt := kmsg.NewDescribeProducersRequestTopic()

@@ -17,7 +17,8 @@ func TestConcurrentProducers(t *testing.T) {
 	e := newEnv(t)
 	commits := 0
 	var cmu sync.Mutex
-	defer txncoord.SetAfterCommit(func(error) { cmu.Lock(); commits++; cmu.Unlock() })()
+	e.cfg.OnCommit = func(error) { cmu.Lock(); commits++; cmu.Unlock() }
+	e.reopen()
 	const ids, rounds = 8, 20
 	var wg sync.WaitGroup
 	errs := make(chan error, 3*ids)

@@ -59,6 +59,11 @@ type Config struct {
 	// Events, when set, is called for each Event (a metrics hook). It
 	// must not block or call the Coordinator.
 	Events func(Event)
+	// OnCommit, when set, is called after every commit of
+	// transactions.db (Open's, and each commit that carries writes) with
+	// its result: the crash tests take a crash point there. It must not
+	// call the Coordinator.
+	OnCommit func(error)
 }
 
 // Event is something the coordinator reports through Config.Events.
@@ -182,9 +187,12 @@ func Open(dir string, ids ProducerIDs, markers Markers, cfg Config) (*Coordinato
 		epoch: res.coordinatorEpoch, txns: map[string]*txn{},
 		stop: make(chan struct{}), scanDone: make(chan struct{}),
 	}
+	if cfg.OnCommit != nil {
+		cfg.OnCommit(nil)
+	}
 	c.w = newCommitter(db, path, func(err error) {
 		c.log.Error("txncoord: a lazy write failed", "err", err)
-	})
+	}, cfg.OnCommit)
 	for id, r := range res.records {
 		c.txns[id] = &txn{id: id, rec: r}
 	}

@@ -134,17 +134,15 @@ type committer struct {
 	done  chan struct{}
 	// onError is called with the error of a commit that had lazy puts.
 	onError func(error)
+	// onCommit, when set, is called after every commit with its result.
+	onCommit func(error)
 }
 
-func newCommitter(db *bolt.DB, path string, onError func(error)) *committer {
-	c := &committer{db: db, path: path, queue: make(chan *put, 256), done: make(chan struct{}), onError: onError}
+func newCommitter(db *bolt.DB, path string, onError, onCommit func(error)) *committer {
+	c := &committer{db: db, path: path, queue: make(chan *put, 256), done: make(chan struct{}), onError: onError, onCommit: onCommit}
 	go c.run()
 	return c
 }
-
-// testAfterCommit, when set (by tests), is called after every commit of
-// the committer, with its result.
-var testAfterCommit func(error)
 
 func (c *committer) run() {
 	defer close(c.done)
@@ -181,8 +179,8 @@ func (c *committer) run() {
 		if err != nil {
 			err = fmt.Errorf("txncoord: commit to %s: %w", c.path, err)
 		}
-		if hook := testAfterCommit; hook != nil {
-			hook(err)
+		if c.onCommit != nil {
+			c.onCommit(err)
 		}
 		lazyFailed := false
 		for _, p := range batch {

@@ -9,14 +9,6 @@ import (
 // CheckTimeouts runs one timeout scan now.
 func (c *Coordinator) CheckTimeouts() { c.checkTimeouts() }
 
-// SetAfterCommit makes f run after every commit of the committer (tests
-// of one package run one at a time unless parallel; none of these is).
-func SetAfterCommit(f func(error)) (restore func()) {
-	old := testAfterCommit
-	testAfterCommit = f
-	return func() { testAfterCommit = old }
-}
-
 // SeedRecord is a record for Seed.
 type SeedRecord struct {
 	State                      string

@@ -160,6 +160,10 @@ func TestDamaged(t *testing.T) {
 					t.Fatalf("error %v, want a *DamagedError for key %q", err, tc.key)
 				}
 			}
+			// The read-only Read refuses it too.
+			if _, err := txncoord.Read(dir, time.Second); !errors.Is(err, txncoord.ErrDamaged) {
+				t.Fatalf("read: %v, want ErrDamaged", err)
+			}
 		})
 	}
 }
