@@ -73,8 +73,8 @@ func consumeTxnsAndVerify(t *testing.T, brokers []string, p *kafkatest.Proxy, re
 	if err != nil {
 		t.Fatalf("consumed: %v", err)
 	}
-	t.Logf("consumers: %d committed, %d aborted, uncertain: %d committed, %d aborted; markers per partition: %d %d %d",
-		v.Committed, v.Aborted, v.UncertainCommitted, v.UncertainAborted, len(v.Markers[0]), len(v.Markers[1]), len(v.Markers[2]))
+	t.Logf("consumers: %d committed, %d aborted, uncertain: %d committed, %d aborted; markers per partition: %d %d %d, %d ending nothing",
+		v.Committed, v.Aborted, v.UncertainCommitted, v.UncertainAborted, len(v.Markers[0]), len(v.Markers[1]), len(v.Markers[2]), v.SpareMarkers)
 	return v
 }
 

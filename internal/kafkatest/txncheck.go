@@ -97,6 +97,11 @@ type TxnVerdict struct {
 	// so; UncertainCommitted and UncertainAborted split the uncertain
 	// ones by how the log ended them.
 	Committed, Aborted, UncertainCommitted, UncertainAborted int
+	// SpareMarkers counts the markers that ended nothing: no record of
+	// their producer was open in that partition (a partition added to a
+	// transaction and never written, or a decision's markers written
+	// again after a crash).
+	SpareMarkers int
 }
 
 // VerifyTxnLog reads a whole log (every data record and marker of the
@@ -143,7 +148,9 @@ func VerifyTxnLog(res *TxnResult, log []Entry) (*TxnVerdict, error) {
 			if o == nil {
 				// Kafka writes a marker to every partition of the
 				// transaction; one with no data here is harmless
-				// (a partition added, nothing appended).
+				// (a partition added, nothing appended; a decision
+				// finished again after a crash).
+				v.SpareMarkers++
 				continue
 			}
 			d := Aborted
