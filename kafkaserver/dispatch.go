@@ -51,9 +51,9 @@ func init() {
 		{key: 19, name: "CreateTopics", min: 0, max: 7, handle: handleCreateTopics},
 		{key: 20, name: "DeleteTopics", min: 0, max: 6, handle: handleDeleteTopics},
 		{key: 22, name: "InitProducerId", min: 0, max: 4, handle: handleInitProducerID},
-		{key: 61, name: "DescribeProducers", min: 0, max: 0, handle: handleDescribeProducers},
 		{key: 24, name: "AddPartitionsToTxn", min: 0, max: 3, handle: handleAddPartitionsToTxn},
 		{key: 26, name: "EndTxn", min: 0, max: 4, handle: handleEndTxn},
+		{key: 61, name: "DescribeProducers", min: 0, max: 0, handle: handleDescribeProducers},
 		{key: 65, name: "DescribeTransactions", min: 0, max: 0, handle: handleDescribeTransactions},
 		{key: 66, name: "ListTransactions", min: 0, max: 1, handle: handleListTransactions},
 	}

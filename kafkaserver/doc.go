@@ -87,9 +87,9 @@
 // the batch and the reason in RecordErrors (v8+; BatchIndex,
 // BatchIndexErrorMessage), as Kafka lists the records its validation
 // refused; larger than
-// max.message.bytes, 10 MESSAGE_TOO_LARGE; a transactional batch (there
-// is no transaction coordinator, so no transaction can be begun or
-// ended), or a non-transactional batch in an open transaction, 48
+// max.message.bytes, 10 MESSAGE_TOO_LARGE; a transactional batch outside
+// an ongoing transaction with its partition added (see Transactions), or
+// a non-transactional batch in an open transaction, 48
 // INVALID_TXN_STATE. An unknown topic or partition is 3 (or the
 // topic is created, with Config.AutoCreateTopics). A partition that
 // failed (an I/O error poisoned it) answers 56 KAFKA_STORAGE_ERROR and

@@ -78,6 +78,7 @@ func FuzzConn(f *testing.F) {
 	ip := kmsg.NewPtrInitProducerIDRequest()
 	ip.Version = 4
 	seeds = append(seeds, ip)
+	seeds = append(seeds, txnSeeds()...)
 	for _, r := range seeds {
 		f.Add(frame(r, 1))
 	}

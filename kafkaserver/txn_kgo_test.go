@@ -112,10 +112,10 @@ func partitionRecord(p int32, v string) *kgo.Record {
 	return &kgo.Record{Partition: p, Value: []byte(v)}
 }
 
-// consumeUncommitted reads partitions 0 to n-1 of topic from the start
-// with a read_uncommitted kgo consumer until it has want[p] records of
-// each (a log that ends with a marker has no last record to wait for).
-func consumeUncommitted(t *testing.T, ctx context.Context, addr, topic string, want []int) map[int32][]string {
+// consume reads partitions 0 to n-1 of topic from the start with a kgo
+// consumer at isolation level iso until it has want[p] records of each
+// (a log that ends with a marker has no last record to wait for).
+func consume(t *testing.T, ctx context.Context, addr, topic string, iso kgo.IsolationLevel, want []int) map[int32][]string {
 	t.Helper()
 	offsets := map[int32]kgo.Offset{}
 	for p := range want {
@@ -123,7 +123,7 @@ func consumeUncommitted(t *testing.T, ctx context.Context, addr, topic string, w
 	}
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr),
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: offsets}),
-		kgo.FetchIsolationLevel(kgo.ReadUncommitted()))
+		kgo.FetchIsolationLevel(iso))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func consumeUncommitted(t *testing.T, ctx context.Context, addr, topic string, w
 	for !full() {
 		fs := cl.PollFetches(ctx)
 		if ctx.Err() != nil {
-			t.Fatalf("read_uncommitted consumer: %v; has %v, want %v records", ctx.Err(), got, want)
+			t.Fatalf("consumer: %v; has %v, want %v records", ctx.Err(), got, want)
 		}
 		fs.EachError(func(topic string, p int32, err error) { t.Fatalf("consume %s-%d: %v", topic, p, err) })
 		fs.EachRecord(func(r *kgo.Record) { got[r.Partition] = append(got[r.Partition], string(r.Value)) })
@@ -175,7 +175,8 @@ func checkFiles(t *testing.T, dir, topic string, partitions int, commits, aborts
 
 // TestTxnKgoCommitAbort: kgo's transactional producer commits and aborts
 // transactions in turn over 3 partitions. A read_uncommitted consumer
-// reads every record; the logs hold each transaction's records followed
+// reads every record, a read_committed one the committed records in
+// order and no aborted one; the logs hold each transaction's records followed
 // by its COMMIT or ABORT marker in each partition; the coordinator's
 // metrics count them; and once stopped, check finds every .txnindex
 // equal to its rebuild and the dump shows the markers.
@@ -211,7 +212,12 @@ func TestTxnKgoCommitAbort(t *testing.T) {
 			t.Fatalf("transaction %d: EndTransaction(%v): %v", i, commit, err)
 		}
 	}
-	all := consumeUncommitted(t, ctx, s.addr, "tx", []int{txns * perPartition, txns * perPartition, txns * perPartition})
+	all := consume(t, ctx, s.addr, "tx", kgo.ReadUncommitted(), []int{txns * perPartition, txns * perPartition, txns * perPartition})
+	// read_committed: the committed records, in order, and no aborted
+	// one (the transactions alternate, so one would come before the
+	// last committed record).
+	const committedEach = txns / 2 * perPartition
+	committedOnly := consume(t, ctx, s.addr, "tx", kgo.ReadCommitted(), []int{committedEach, committedEach, committedEach})
 	for p := range int32(3) {
 		part, err := s.store.Partition("tx", p)
 		if err != nil {
@@ -219,6 +225,9 @@ func TestTxnKgoCommitAbort(t *testing.T) {
 		}
 		if want := append(slices.Clone(wantCommitted[p]), wantAborted[p]...); !sameSet(all[p], want) {
 			t.Fatalf("read_uncommitted consumer, partition %d: %q, want %q", p, all[p], want)
+		}
+		if !slices.Equal(committedOnly[p], wantCommitted[p]) {
+			t.Fatalf("read_committed consumer, partition %d: %q, want %q", p, committedOnly[p], wantCommitted[p])
 		}
 		committed, aborted, open := decided(readLog(t, part))
 		if !slices.Equal(committed, wantCommitted[p]) || !slices.Equal(aborted, wantAborted[p]) || len(open) != 0 {
@@ -298,6 +307,11 @@ func TestTxnKgoFencing(t *testing.T) {
 	}
 	if !errors.Is(err, kerr.ProducerFenced) {
 		t.Fatalf("the fenced client's next transaction: %v, want PRODUCER_FENCED", err)
+	}
+	// read_committed: partition 0's first record is the second
+	// client's, the first client's aborted one is skipped.
+	if got := consume(t, ctx, s.addr, "fx", kgo.ReadCommitted(), []int{1}); !slices.Equal(got[0], []string{"second-p0"}) {
+		t.Fatalf("read_committed consumer, partition 0: %q", got[0])
 	}
 	for p := range int32(3) {
 		part, err := s.store.Partition("fx", p)

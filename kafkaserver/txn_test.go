@@ -1,9 +1,13 @@
 package kafkaserver
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -409,5 +413,73 @@ func TestTxnStorageFailureCode(t *testing.T) {
 	}
 	if code := ts.srv.produceCode("x", fmt.Errorf("begin produce: %w", txncoord.ErrClosed)); code != errNotLeaderOrFollower {
 		t.Errorf("closed coordinator in produce: code %d, want 6", code)
+	}
+}
+
+// txnSeeds are FuzzConn's seeds for the transaction APIs: InitProducerId
+// with a transactional id, AddPartitionsToTxn, EndTxn and a
+// transactional produce.
+func txnSeeds() []kmsg.Request {
+	id := "fuzz"
+	ip := kmsg.NewPtrInitProducerIDRequest()
+	ip.Version, ip.TransactionalID, ip.TransactionTimeoutMillis = 4, &id, 1000
+	ap := kmsg.NewPtrAddPartitionsToTxnRequest()
+	ap.Version, ap.TransactionalID, ap.ProducerID, ap.ProducerEpoch = 3, id, 0, 0
+	at := kmsg.NewAddPartitionsToTxnRequestTopic()
+	at.Topic, at.Partitions = "t", []int32{0, 1}
+	ap.Topics = append(ap.Topics, at)
+	et := kmsg.NewPtrEndTxnRequest()
+	et.Version, et.TransactionalID, et.ProducerID, et.ProducerEpoch, et.Commit = 4, id, 0, 0, true
+	pr := produceReq(9, -1, "t", 0, txnBatchOf(0, 0, 0, "x"))
+	pr.TransactionID = &id
+	return []kmsg.Request{ip, ap, et, pr}
+}
+
+// TestTxnCoordinatorLifecycle: New opens the coordinator over
+// transactions.db at the store root and Close closes it (a second server
+// over the same store opens it again, bbolt's lock released), and what it
+// holds outlives the server: the transactional id keeps its producer id,
+// at the next epoch.
+func TestTxnCoordinatorLifecycle(t *testing.T) {
+	dir := t.TempDir()
+	store, err := logstore.Open(dir, logstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	var pid int64
+	var epoch int16
+	for run := range 3 {
+		srv, err := New(store, Config{Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(filepath.Join(dir, txncoord.FileName)); err != nil {
+			t.Fatal(err)
+		}
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- srv.Serve(ln) }()
+		c := (&testServer{t: t, addr: ln.Addr().String()}).dial()
+		gotPID, gotEpoch := initTxn(t, c, 4, "kept")
+		if run > 0 && (gotPID != pid || gotEpoch != epoch+1) {
+			t.Fatalf("run %d: producer %d epoch %d; the run before had %d and %d", run, gotPID, gotEpoch, pid, epoch)
+		}
+		pid, epoch = gotPID, gotEpoch
+		// Close and Shutdown both close the coordinator.
+		if run%2 == 0 {
+			err = srv.Close()
+		} else {
+			err = srv.Shutdown(context.Background())
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := <-done; !errors.Is(err, ErrServerClosed) {
+			t.Fatal(err)
+		}
 	}
 }

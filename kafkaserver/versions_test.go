@@ -98,15 +98,6 @@ func TestEveryAdvertisedVersion(t *testing.T) {
 					}
 					req = r
 					code = func(resp kmsg.Response) int16 { return resp.(*kmsg.InitProducerIDResponse).ErrorCode }
-				case 61:
-					r := kmsg.NewPtrDescribeProducersRequest()
-					dt := kmsg.NewDescribeProducersRequestTopic()
-					dt.Topic, dt.Partitions = "t", []int32{0}
-					r.Topics = append(r.Topics, dt)
-					req = r
-					code = func(resp kmsg.Response) int16 {
-						return resp.(*kmsg.DescribeProducersResponse).Topics[0].Partitions[0].ErrorCode
-					}
 				case 24:
 					// A transaction of its own per version: InitProducerId
 					// (at its newest version), then the partition added.
@@ -142,6 +133,15 @@ func TestEveryAdvertisedVersion(t *testing.T) {
 				case 66:
 					req = kmsg.NewPtrListTransactionsRequest()
 					code = func(resp kmsg.Response) int16 { return resp.(*kmsg.ListTransactionsResponse).ErrorCode }
+				case 61:
+					r := kmsg.NewPtrDescribeProducersRequest()
+					dt := kmsg.NewDescribeProducersRequestTopic()
+					dt.Topic, dt.Partitions = "t", []int32{0}
+					r.Topics = append(r.Topics, dt)
+					req = r
+					code = func(resp kmsg.Response) int16 {
+						return resp.(*kmsg.DescribeProducersResponse).Topics[0].Partitions[0].ErrorCode
+					}
 				default:
 					t.Fatalf("API %s (key %d) is advertised and this test does not send it", a.name, a.key)
 				}
