@@ -88,8 +88,13 @@
 // Kafka's COMMIT or ABORT marker batch, checked as appendEndTxnMarker
 // checks it, and returns once it is durable in every sync mode.
 // Partition.LastStableOffset is the first offset of the oldest open
-// transaction, bounded by DurableEnd (which it is when none is open); it
-// reads one atomic. An ABORT that ends an open transaction adds Kafka's
+// transaction, bounded by DurableEnd (which it is when none is open); a
+// transaction counts as open from before its first batch is written
+// (so DurableEnd never covers a batch the LSO does not hold back) until
+// its marker is below DurableEnd (as Kafka holds the LSO for a marker
+// not yet replicated), so a read_committed reader (Partition.ReadStable)
+// never reads an undecided transaction's data. It takes no lock: a few
+// atomic loads, read again when DurableEnd moves meanwhile. An ABORT that ends an open transaction adds Kafka's
 // .txnindex entry (producer id, first offset, the marker's offset, and
 // the last stable offset as Kafka computes it then: the first offset of
 // the oldest other open transaction, else the marker's offset + 1) to the

@@ -209,7 +209,11 @@ func (p *Partition) appendChecked(b recordbatch.Batch) (AppendResult, error) {
 		return dup, nil
 	}
 
+	opened := p.openTxnBefore(b)
 	info, err := p.log.Append(b)
+	if err != nil && opened {
+		p.unopenTxn(b.ProducerID())
+	}
 	if errors.Is(err, segment.ErrBatchTooLarge) {
 		// Larger than a segment: refused, and nothing was written.
 		return AppendResult{}, refuseBatch(err)

@@ -18,11 +18,15 @@ import (
 type txnTracker struct {
 	open  map[int64]int64
 	first atomic.Int64
+	// decided holds the transactions ended by a marker that may not be
+	// durable yet (see noteDecided); replaced, never changed in place.
+	decided atomic.Pointer[[]decidedTxn]
 }
 
 // reset sets the open transactions to those of state.
 func (t *txnTracker) reset(state *producerstate.State) {
 	t.open = openTxns(state)
+	t.decided.Store(nil)
 	t.recompute()
 }
 
@@ -75,25 +79,44 @@ func (p *Partition) noteTxn(b recordbatch.Batch) {
 
 // LastStableOffset is the partition's last stable offset (LSO): the first
 // offset of the oldest transaction still open (begun by a transactional
-// batch, not yet ended by its COMMIT or ABORT marker), bounded by the
+// batch, not yet ended by its COMMIT or ABORT marker, or ended by a
+// marker not yet below the high watermark, as Kafka keeps such a
+// transaction unstable until its marker is replicated), bounded by the
 // high watermark (DurableEnd), which it is when no transaction is open,
 // and not below the log start (retention may have deleted the start of a
 // transaction still open; Kafka's updateFirstUnstableOffset does the
-// same). A read_committed consumer reads only below it. It takes no lock.
+// same). A read_committed consumer reads only below it, so it reads a
+// transaction's data only once its marker is durable. It takes no lock.
 func (p *Partition) LastStableOffset() int64 {
-	hw := p.DurableEnd()
-	if first := p.txns.first.Load(); first >= 0 && first < hw {
-		return min(max(first, p.log.StartOffset()), hw)
+	for {
+		hw := p.DurableEnd()
+		lso := hw
+		if first := p.txns.first.Load(); first >= 0 && first < lso {
+			lso = first
+		}
+		// After first: a marker adds its transaction here before it
+		// leaves the open ones.
+		lso = p.txns.undurable(hw, lso)
+		// A high watermark that moved meanwhile may have let a marker's
+		// transaction go from both: read again, so the answer is an LSO
+		// of one moment, not the older high watermark with newer state.
+		if p.DurableEnd() != hw {
+			continue
+		}
+		if lso < hw {
+			return min(max(lso, p.log.StartOffset()), hw)
+		}
+		return hw
 	}
-	return hw
 }
 
 // AbortedTransactions returns the aborted transactions whose offsets
 // overlap [from, to), read from the .txnindex files of the segment that
 // holds from and the later ones, by the rules of Kafka's
 // collectAbortedTransactions (a read_committed fetch from offset from
-// with upper bound to, the LSO, lists their producer ids and first
-// offsets).
+// lists their producer ids and first offsets; the server passes the
+// offset after the last batch it returns as to, an offset Kafka's looser
+// upper bound is never below).
 func (p *Partition) AbortedTransactions(from, to int64) ([]segment.AbortedTxn, error) {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
@@ -171,6 +194,9 @@ func (p *Partition) appendMarker(producerID int64, epoch int16, commit bool, coo
 		if err := p.log.AppendAbortedTxn(t); err != nil {
 			return AppendResult{}, err
 		}
+	}
+	if first, open := p.txns.open[producerID]; open {
+		p.noteDecided(first, info.LastOffset+1)
 	}
 	p.noteTxn(batch)
 	return AppendResult{BaseOffset: info.BaseOffset, LastOffset: info.LastOffset}, nil

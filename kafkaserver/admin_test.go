@@ -141,8 +141,8 @@ func TestCreateTopics(t *testing.T) {
 }
 
 // TestInitProducerIDAndFindCoordinator: fresh producer ids at epoch 0;
-// transactional ids are refused (53), group coordinators are not
-// available (15).
+// a transactional id gets a producer id of its own (not one handed out
+// before); group coordinators are not available (15).
 func TestInitProducerIDAndFindCoordinator(t *testing.T) {
 	ts := startServer(t, logstore.Options{}, Config{})
 	c := ts.dial()
@@ -160,7 +160,8 @@ func TestInitProducerIDAndFindCoordinator(t *testing.T) {
 	r.Version = 4
 	txn := "txn"
 	r.TransactionalID = &txn
-	if resp := c.do(r).(*kmsg.InitProducerIDResponse); resp.ErrorCode != errTransactionalIDAuthorizationFailed {
+	r.TransactionTimeoutMillis = 60000
+	if resp := c.do(r).(*kmsg.InitProducerIDResponse); resp.ErrorCode != 0 || resp.ProducerEpoch != 0 || resp.ProducerID < 0 || seen[resp.ProducerID] {
 		t.Fatalf("transactional: %+v", resp)
 	}
 	for _, v := range []int16{0, 3, 4} {

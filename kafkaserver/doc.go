@@ -1,7 +1,8 @@
 // Package kafkaserver serves a logstore.Store over the Kafka protocol, as
 // a single-node Kafka broker: real Kafka producers (idempotent) and
-// consumers (direct, without groups) work against it, and the files they
-// fill stay Kafka's own.
+// consumers (direct, without groups) work against it, and so do
+// transactional producers (the server is their transaction coordinator);
+// the files they fill stay Kafka's own.
 //
 // Requests and responses are decoded and encoded with franz-go's kmsg;
 // the package has no message codec of its own, only the frame and the
@@ -60,7 +61,7 @@
 //	                                exist: 3; v2-4's retention time kept per offset
 //	 9   OffsetFetch      1-8       null topics (v2+): every committed partition; v8: several groups;
 //	                                -1 where nothing is committed
-//	10   FindCoordinator  0-4       groups: this node; transactional ids: 53 (see below)
+//	10   FindCoordinator  0-4       this node, for groups and for transactional ids (key type 1)
 //	11   JoinGroup        0-9       v4+: MEMBER_ID_REQUIRED first (KIP-394); v5+: static members
 //	                                (KIP-345); v9: a static leader's rejoin skips the assignment
 //	12   Heartbeat        0-4
@@ -73,7 +74,13 @@
 //	18   ApiVersions      0-4       above 4: a v0 body, error 35, only key 18's range (KIP-511)
 //	19   CreateTopics     0-7
 //	20   DeleteTopics     0-6
-//	22   InitProducerId   0-4       with a transactional id: 53 TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+//	22   InitProducerId   0-4       with a transactional id: the transaction coordinator (below)
+//	24   AddPartitionsToTxn 0-3     v4+ (broker to broker, KIP-890) not advertised
+//	26   EndTxn           0-4       v5 (KIP-890's epoch bump) not advertised
+//	61   DescribeProducers 0        the partition's producer state; unknown topic or partition: 3
+//	65   DescribeTransactions 0     from the coordinator; unknown id 105, empty id 42
+//	66   ListTransactions 0-1       Kafka's state, producer id and (v1) duration filters;
+//	                                v2's transactional id pattern not advertised
 //
 // The group APIs are the classic protocol of package groupcoord (its doc
 // has the states and the file). No KIP-848 (ConsumerGroupHeartbeat, 68,
@@ -85,17 +92,9 @@
 // groups.db's commit the same way. When the connection goes, or the
 // server shuts down, a waiting answer completes with 16 NOT_COORDINATOR.
 //
-// There is no transaction coordinator, and no transaction can be begun:
-// a transactional id is refused with TRANSACTIONAL_ID_AUTHORIZATION_FAILED
-// (53), by FindCoordinator (key type 1) and by InitProducerId. It is the
-// only answer of a Kafka broker that refuses a transactional id for good
-// (Kafka 4 gives it to a principal without rights on the id); clients
-// (kgo, the Java client, librdkafka) treat it as fatal, so a
-// transactional producer fails at once with a clear error instead of
-// retrying COORDINATOR_NOT_AVAILABLE (15), Kafka's answer while its
-// coordinator is not up yet, until its timeouts run out.
+// Every other key closes the connection.
 //
-// Every other key closes the connection. Produce answers each partition
+// Produce answers each partition
 // with the store's typed outcome: accepted, error 0 and the base offset;
 // a duplicate, error 0 and the first copy's base offset, once that copy
 // is durable (never 46 DUPLICATE_SEQUENCE_NUMBER); an unknown producer
@@ -110,9 +109,9 @@
 // the batch and the reason in RecordErrors (v8+; BatchIndex,
 // BatchIndexErrorMessage), as Kafka lists the records its validation
 // refused; larger than
-// max.message.bytes, 10 MESSAGE_TOO_LARGE; a transactional batch (there
-// is no transaction coordinator, so no transaction can be begun or
-// ended), or a non-transactional batch in an open transaction, 48
+// max.message.bytes, 10 MESSAGE_TOO_LARGE; a transactional batch outside
+// an ongoing transaction with its partition added (see Transactions), or
+// a non-transactional batch in an open transaction, 48
 // INVALID_TXN_STATE. An unknown topic or partition is 3 (or the
 // topic is created, with Config.AutoCreateTopics). A partition that
 // failed (an I/O error poisoned it) answers 56 KAFKA_STORAGE_ERROR and
@@ -128,13 +127,28 @@
 // at least one even when it exceeds MaxBytes or PartitionMaxBytes, as
 // the segment bytes are on disk; an offset below the log start or above
 // the high watermark is 1 OFFSET_OUT_OF_RANGE, one at the high
-// watermark is an empty answer (or a long poll). LastStableOffset is the
-// high watermark (there are no transactions), AbortedTransactions is
-// empty, PreferredReadReplica -1. A fetch with fewer than MinBytes waits
-// up to MaxWaitMillis, woken each time a partition's DurableEnd moves
-// (Partition.DurableChanged), with one timer that it stops.
+// watermark is an empty answer (or a long poll). At IsolationLevel 1
+// (read_committed) no batch at or above the last stable offset is
+// served (the LSO is at a batch boundary, so the batch holding the fetch
+// offset still goes out whole), and an offset from the LSO up to the
+// high watermark is an empty answer, not an error, as Kafka's read
+// bounded by the LSO answers; AbortedTransactions then lists the
+// aborted transactions with data in the batches returned (producer id
+// and first offset, from the .txnindex files by the rules of Kafka's
+// collectAbortedTransactions, with the offset after the last batch
+// returned as the upper bound: Kafka's bound is looser, the next
+// offset-index entry past the bytes read, and may name transactions
+// that begin after them, which clients ignore), an empty list when
+// there are none. At read_uncommitted, and in an answer with an error,
+// it is null, as Kafka sends it. LastStableOffset is the partition's
+// LSO in every answer, at both levels; PreferredReadReplica -1. A fetch
+// with fewer than MinBytes (counted as its isolation level reads) waits
+// up to MaxWaitMillis, woken each time a partition's DurableEnd moves or
+// a transaction marker is written (Partition.DurableChanged; a marker
+// moves the LSO), with one timer that it stops.
 //
-// ListOffsets: -2 and -4 the log start; -1 the high watermark; -3 (v7+)
+// ListOffsets: -2 and -4 the log start; -1 the high watermark, or at
+// IsolationLevel 1 (read_committed, v2+) the last stable offset; -3 (v7+)
 // the largest timestamp and the offset of the record that has it (the
 // first of equals, in the earliest batch that has it; the first record
 // of a LogAppendTime batch), as Kafka 3.8+ answers (KAFKA-16310); when
@@ -143,7 +157,15 @@
 // t >= 0 the first offset whose record timestamp is >= t, by the
 // segments' time indexes, with that record's timestamp; else offset and
 // timestamp -1. Leader epoch 0. No answer names an offset at or above the
-// high watermark.
+// high watermark, nor at read_committed one at or above the LSO (as in
+// Kafka's fetchOffsetForTimestamp: -3 and t >= 0 then answer -1).
+//
+// DescribeProducers (v0, KIP-664) lists, per partition, every producer
+// the partition's producer state holds (Partition.ProducerSnapshot), as
+// Kafka's activeProducers does: producer id, epoch, the last sequence of
+// its newest batch (-1 when none is remembered), its last timestamp,
+// the coordinator epoch of its newest marker (-1 when none), and the
+// first offset of its open transaction (-1 when none).
 //
 // Topics, their ids and configs, the cluster id and producer ids are the
 // store's catalog (package catalog, opened by New): durable, so a restart
@@ -168,6 +190,68 @@
 // answers 3; Metadata waits for a deletion in progress (the catalog
 // holds its lock through it) and then lists the topic no more.
 //
+// # Transactions
+//
+// The server is the transaction coordinator of every transactional id
+// (package txncoord, Kafka's classic protocol: no transaction.version
+// feature is advertised, so clients use AddPartitionsToTxn v0-3 and
+// EndTxn v0-4). New opens it over transactions.db at the store root; it
+// writes its COMMIT and ABORT markers into the partitions with
+// Partition.AppendMarker, durably, and finishes at New what a crash left
+// decided. Close and Shutdown close it after the connections have ended.
+//
+// FindCoordinator for a transactional id answers node 0, this server, at
+// the address Metadata gives. InitProducerId with a transactional id
+// answers the id's durable producer id with its epoch bumped (epoch 0 the
+// first time; a new producer id when the epoch is exhausted), aborting
+// the id's open transaction first; v3+ pass the client's producer id and
+// epoch (KIP-360). Its TransactionTimeoutMillis must be above 0 and at
+// most Config.TransactionMaxTimeout (`serve --transaction-max-timeout`,
+// Kafka's transaction.max.timeout.ms, 15 minutes), else 50
+// INVALID_TRANSACTION_TIMEOUT; a transaction open longer than its timeout
+// is aborted by the coordinator (checked every
+// Config.TransactionCheckInterval), with the epoch bumped so its producer
+// is fenced. An empty transactional id is 42 INVALID_REQUEST, and so is
+// a v3+ request with a producer id and no epoch or the reverse; a
+// producer id that is not the id's is 90, as Kafka answers. A
+// re-init while a transaction is ongoing aborts it whoever sent it: a
+// fenced producer coming back with its old epoch (kgo does, for KIP-588's
+// recovery) aborts the new owner's ongoing transaction before it is
+// refused, as in Kafka.
+//
+// AddPartitionsToTxn answers per partition: a partition that does not
+// exist is 3 UNKNOWN_TOPIC_OR_PARTITION, and then every other partition
+// of the request is 55 OPERATION_NOT_ATTEMPTED and nothing is added, as
+// Kafka answers; else every partition has the coordinator's code. EndTxn
+// waits, in a goroutine of its own, for the markers to be durable in
+// every partition of the transaction before it answers; a retry of the
+// decision made succeeds, the other decision is 48 INVALID_TXN_STATE.
+// The coordinator's refusals: 90 PRODUCER_FENCED for an epoch older than
+// the id's (47 INVALID_PRODUCER_EPOCH to InitProducerId before v4 and to
+// AddPartitionsToTxn and EndTxn before v2, which predate KIP-588's 90, as
+// Kafka answers them), 49 INVALID_PRODUCER_ID_MAPPING to
+// AddPartitionsToTxn and EndTxn for a producer id that is not the id's
+// (or an id the coordinator does not know), 48 for a request in
+// the wrong state, 51 CONCURRENT_TRANSACTIONS while a decision is being
+// completed. A failure of transactions.db is logged and answered 15
+// COORDINATOR_NOT_AVAILABLE, as Kafka answers a failed append to its
+// transaction log; clients retry it.
+//
+// Produce of a transactional batch asks the coordinator first
+// (BeginProduce with the request's TransactionalID and the batch's
+// producer id, epoch and partition): the transaction must be ongoing with
+// the partition added, else 48; an older epoch is 47 (Produce never
+// answers 90), a producer id that is not the transactional id's 49. The
+// batch is appended while the coordinator holds its transaction open,
+// and released before the wait for durability, so an admitted batch
+// never lands after its transaction's marker (a fenced producer's batch
+// racing the abort). A transactional
+// batch in a request without a transactional id is 48 (Kafka refuses the
+// whole request with 53 TRANSACTIONAL_ID_AUTHORIZATION_FAILED, its
+// answer for an id the principal may not use, which clients take as
+// fatal for an id they do not have). The partition's own producer checks
+// (sequence, epoch) apply to transactional batches as to idempotent ones.
+//
 // # High watermark
 //
 // The high watermark of a partition is Partition.DurableEnd: under
@@ -178,4 +262,17 @@
 // can lose what was not yet synced, and then the offsets are assigned
 // again). A produce is answered, in every mode, once its batch is below
 // the high watermark.
+//
+// # Last stable offset
+//
+// The last stable offset (LSO) of a partition is
+// Partition.LastStableOffset: the first offset of the oldest transaction
+// not yet ended by a marker below the high watermark, or the high
+// watermark when there is none. A read_committed consumer reads only
+// below it, so it never reads a transaction's data before the
+// transaction is decided and its marker is as durable as the sync mode
+// promises; the data of aborted transactions below it, which it does
+// read, is what AbortedTransactions names for the client to drop. The
+// gauge logstore_partition_lso_lag_offsets (package metrics) is the high
+// watermark minus the LSO.
 package kafkaserver

@@ -26,9 +26,14 @@ const (
 	errOutOfOrderSequence      int16 = 45
 	errInvalidProducerEpoch    int16 = 47
 	errInvalidTxnState         int16 = 48
+	errInvalidProducerIDMap    int16 = 49
+	errInvalidTxnTimeout       int16 = 50
+	errConcurrentTransactions  int16 = 51
+	errOperationNotAttempted   int16 = 55
 	errKafkaStorageError       int16 = 56
 	errUnknownProducerID       int16 = 59
 	errFetchSessionIDNotFound  int16 = 70
 	errInvalidRecord           int16 = 87
+	errProducerFenced          int16 = 90
 	errUnknownTopicID          int16 = 100
 )

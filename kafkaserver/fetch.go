@@ -1,6 +1,7 @@
 package kafkaserver
 
 import (
+	"encoding/binary"
 	"errors"
 	"reflect"
 	"time"
@@ -8,15 +9,20 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/logstore/logstore"
+	"github.com/logstore/logstore/recordbatch"
 	"github.com/logstore/logstore/segment"
 )
 
 // handleFetch serves Fetch v4-12: whole batches from the one holding the
-// fetch offset, never at or past the high watermark (DurableEnd), the
+// fetch offset, never at or past the high watermark (DurableEnd), and
+// under IsolationLevel 1 (read_committed) never at or past the last
+// stable offset, with the aborted transactions of the data returned; the
 // segment bytes as they are on disk. No fetch sessions: the response's
 // SessionID is 0, so clients send full fetches. When fewer than MinBytes
-// are there, the fetch waits up to MaxWaitMillis in a goroutine of its
-// own, woken when a partition's DurableEnd moves.
+// are there (counted as the isolation level reads), the fetch waits up
+// to MaxWaitMillis in a goroutine of its own, woken when a partition's
+// DurableEnd may have moved or a marker was written (which moves the
+// LSO; Partition.AppendMarker signals DurableChanged).
 func handleFetch(s *Server, c *conn, req kmsg.Request, p *pending) error {
 	r := req.(*kmsg.FetchRequest)
 	resp := r.ResponseKind().(*kmsg.FetchResponse)
@@ -81,20 +87,8 @@ func (f *fetch) build() (n int, parts []*logstore.Partition, failed bool) {
 			if limit <= 0 || limit > remaining {
 				limit = remaining
 			}
-			var data []byte
-			var hwm int64
-			var err error
-			if remaining > 0 || n == 0 {
-				// Read returns at least one batch (KIP-74): the first
-				// batch of the fetch goes out whatever its size.
-				data, hwm, err = part.ReadDurable(rp.FetchOffset, max(limit, 1))
-			} else {
-				hwm = part.DurableEnd()
-				if rp.FetchOffset < part.StartOffset() || rp.FetchOffset > hwm {
-					err = segment.ErrOffsetOutOfRange
-				}
-			}
-			sp.HighWatermark, sp.LastStableOffset = hwm, hwm
+			data, hwm, lso, err := f.read(part, rp.FetchOffset, limit, remaining > 0 || n == 0)
+			sp.HighWatermark, sp.LastStableOffset = hwm, lso
 			sp.LogStartOffset = part.StartOffset()
 			switch {
 			case errors.Is(err, segment.ErrOffsetOutOfRange):
@@ -103,16 +97,99 @@ func (f *fetch) build() (n int, parts []*logstore.Partition, failed bool) {
 			case err != nil:
 				sp.ErrorCode = f.s.failureCode("fetch", part.ID(), err)
 				failed = true
-			case len(data) > 0:
-				sp.RecordBatches = data
-				n += len(data)
-				remaining -= len(data)
+			default:
+				if f.r.IsolationLevel == isolationReadCommitted {
+					// A list, empty when none: Kafka sends null only
+					// under read_uncommitted and with an error.
+					if sp.AbortedTransactions, err = abortedIn(part, rp.FetchOffset, data); err != nil {
+						sp.ErrorCode = f.s.failureCode("fetch", part.ID(), err)
+						failed = true
+						break
+					}
+				}
+				if len(data) > 0 {
+					sp.RecordBatches = data
+					n += len(data)
+					remaining -= len(data)
+				}
 			}
 			st.Partitions = append(st.Partitions, sp)
 		}
 		f.resp.Topics = append(f.resp.Topics, st)
 	}
 	return n, parts, failed
+}
+
+// isolationReadCommitted is Fetch's and ListOffsets' IsolationLevel
+// read_committed: only data below the last stable offset.
+const isolationReadCommitted = 1
+
+// read reads one partition for the fetch: up to limit bytes but at least
+// a batch (KIP-74) when some is set (the first batch of the fetch goes
+// out whatever its size), else nothing but the offset's check. Under
+// read_committed only below the last stable offset, else below the high
+// watermark. It returns the high watermark and the LSO of the moment,
+// lso <= hwm.
+func (f *fetch) read(part *logstore.Partition, offset int64, limit int, some bool) (data []byte, hwm, lso int64, err error) {
+	committed := f.r.IsolationLevel == isolationReadCommitted
+	switch {
+	case some && committed:
+		return part.ReadStable(offset, max(limit, 1))
+	case some:
+		// The LSO first: it is bounded by the high watermark of its
+		// moment, which only grows.
+		lso = part.LastStableOffset()
+		data, hwm, err = part.ReadDurable(offset, max(limit, 1))
+		return data, hwm, lso, err
+	}
+	lso = part.LastStableOffset()
+	hwm = part.DurableEnd()
+	if offset < part.StartOffset() || offset > hwm {
+		err = segment.ErrOffsetOutOfRange
+	}
+	return nil, hwm, lso, err
+}
+
+// abortedIn returns the aborted transactions a read_committed fetch from
+// offset that returned data lists: those with data in it, as Kafka's
+// collectAbortedTransactions picks them with the upper bound just past
+// the data's last batch. Kafka's bound is looser (the first offset-index
+// entry past the bytes read, else the next segment's base, else the log
+// end) and can name transactions that begin after the data; a client
+// ignores those, and this list names exactly the ones in range. Never
+// nil.
+func abortedIn(part *logstore.Partition, offset int64, data []byte) ([]kmsg.FetchResponseTopicPartitionAbortedTransaction, error) {
+	out := []kmsg.FetchResponseTopicPartitionAbortedTransaction{}
+	end := endOfBatches(data)
+	if end <= offset {
+		return out, nil
+	}
+	txns, err := part.AbortedTransactions(offset, end)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range txns {
+		at := kmsg.NewFetchResponseTopicPartitionAbortedTransaction()
+		at.ProducerID, at.FirstOffset = t.ProducerID, t.FirstOffset
+		out = append(out, at)
+	}
+	return out, nil
+}
+
+// endOfBatches is the offset after the last batch of data (whole
+// batches, as a read returns them), or -1 when it holds none.
+func endOfBatches(data []byte) int64 {
+	end := int64(-1)
+	for pos := 0; pos+recordbatch.HeaderSize <= len(data); {
+		b := recordbatch.Batch(data[pos:])
+		size := 12 + int(int32(binary.BigEndian.Uint32(data[pos+8:])))
+		if size < recordbatch.HeaderSize || pos+size > len(data) {
+			break
+		}
+		end = b.LastOffset() + 1
+		pos += size
+	}
+	return end
 }
 
 // wait rebuilds the response each time a partition's DurableEnd moves,

@@ -33,6 +33,20 @@ func FuzzConn(f *testing.F) {
 	if _, err := srv.cat.CreateTopic("t", 2, nil, false); err != nil {
 		f.Fatal(err)
 	}
+	// Partition 0 holds an aborted transaction and an open one, for the
+	// read_committed fetches and DescribeProducers.
+	part, err := store.ExistingPartition("t", 0)
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, b := range [][]byte{txnBatchOf(7, 0, 0, "x"), batchOf(-1, 0, 0, "y"), txnBatchOf(8, 0, 0, "z")} {
+		if _, err := part.Append(b); err != nil {
+			f.Fatal(err)
+		}
+	}
+	if _, err := part.AppendMarker(7, 0, false, 0); err != nil {
+		f.Fatal(err)
+	}
 
 	seeds := []kmsg.Request{}
 	for _, v := range []int16{0, 3, 4} {
@@ -45,6 +59,18 @@ func FuzzConn(f *testing.F) {
 	seeds = append(seeds, m)
 	seeds = append(seeds, produceReq(9, -1, "t", 0, batchOf(5, 0, 0, "a")), produceReq(3, 1, "t", 1, batchOf(-1, 0, 0, "b")))
 	seeds = append(seeds, fetchReq(12, "t", 0, 0, 0, 0), fetchReq(4, "t", 1, 0, 0, 0))
+	for _, v := range []int16{4, 12} {
+		rc := fetchReq(v, "t", 0, 0, 0, 0)
+		rc.IsolationLevel = 1
+		lo := listOffsetsReq("t", 0, -1)
+		lo.Version, lo.IsolationLevel = min(v, 8), 1
+		seeds = append(seeds, rc, lo)
+	}
+	dp := kmsg.NewPtrDescribeProducersRequest()
+	dpt := kmsg.NewDescribeProducersRequestTopic()
+	dpt.Topic, dpt.Partitions = "t", []int32{0, 1, 2}
+	dp.Topics = append(dp.Topics, dpt)
+	seeds = append(seeds, dp)
 	fc := kmsg.NewPtrFindCoordinatorRequest()
 	fc.Version = 4
 	fc.CoordinatorKeys = []string{"g"}
@@ -52,6 +78,7 @@ func FuzzConn(f *testing.F) {
 	ip := kmsg.NewPtrInitProducerIDRequest()
 	ip.Version = 4
 	seeds = append(seeds, ip)
+	seeds = append(seeds, txnSeeds()...)
 	for _, r := range seeds {
 		f.Add(frame(r, 1))
 	}

@@ -16,12 +16,13 @@ const (
 )
 
 // handleListOffsets answers ListOffsets v1-8: -2 and -4 the log start,
-// -1 the high watermark (also under read_committed: there are no
-// transactions, so the last stable offset is the high watermark), -3
-// (v7+) the offset of the record with the largest timestamp
-// (Partition.MaxTimestamp), t >= 0 the
-// first offset whose timestamp is >= t by the time index. Leader epoch
-// 0. Nothing at or past the high watermark is ever named.
+// -1 the high watermark, or under IsolationLevel 1 (read_committed, v2+)
+// the last stable offset, -3 (v7+) the offset of the record with the
+// largest timestamp (Partition.MaxTimestamp), t >= 0 the first offset
+// whose timestamp is >= t by the time index. Leader epoch 0. As in
+// Kafka's fetchOffsetForTimestamp, nothing at or past the high
+// watermark, or under read_committed the LSO, is ever named: -3 and
+// t >= 0 answer no offset (-1) when theirs is there.
 func handleListOffsets(s *Server, c *conn, req kmsg.Request, p *pending) error {
 	r := req.(*kmsg.ListOffsetsRequest)
 	resp := r.ResponseKind().(*kmsg.ListOffsetsResponse)
@@ -34,7 +35,7 @@ func handleListOffsets(s *Server, c *conn, req kmsg.Request, p *pending) error {
 			sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, -1, -1
 			part, code := s.partition(rt.Topic, rp.Partition, false)
 			if code == errNone {
-				code = s.listOffset(part, rp.Timestamp, &sp)
+				code = s.listOffset(part, rp.Timestamp, r.IsolationLevel == isolationReadCommitted, &sp)
 			}
 			sp.ErrorCode = code
 			p.setErr(code)
@@ -46,22 +47,26 @@ func handleListOffsets(s *Server, c *conn, req kmsg.Request, p *pending) error {
 	return nil
 }
 
-func (s *Server) listOffset(part *logstore.Partition, ts int64, sp *kmsg.ListOffsetsResponseTopicPartition) int16 {
-	hwm := part.DurableEnd()
+func (s *Server) listOffset(part *logstore.Partition, ts int64, committed bool, sp *kmsg.ListOffsetsResponseTopicPartition) int16 {
+	// The last offset a fetch of the isolation level can read, plus one.
+	bound := part.DurableEnd()
+	if committed {
+		bound = part.LastStableOffset()
+	}
 	sp.LeaderEpoch = 0
 	switch ts {
 	case listEarliest, listEarliestLocal:
 		sp.Offset = part.StartOffset()
 		return errNone
 	case listLatest:
-		sp.Offset = hwm
+		sp.Offset = bound
 		return errNone
 	case listMaxTimestamp:
 		mts, off, err := part.MaxTimestamp()
 		if err != nil {
 			return s.failureCode("list offsets", part.ID(), err)
 		}
-		if off >= 0 && off < hwm {
+		if off >= 0 && off < bound {
 			sp.Timestamp, sp.Offset = mts, off
 		}
 		return errNone
@@ -73,7 +78,7 @@ func (s *Server) listOffset(part *logstore.Partition, ts int64, sp *kmsg.ListOff
 	if err != nil {
 		return s.failureCode("list offsets", part.ID(), err)
 	}
-	if off < 0 || off >= hwm {
+	if off < 0 || off >= bound {
 		return errNone
 	}
 	rts, err := recordTimestamp(part, off)

@@ -46,7 +46,7 @@ func handleProduce(s *Server, c *conn, req kmsg.Request, p *pending) error {
 				if part, code := s.partition(rt.Topic, rp.Partition, false); code == errNone {
 					sp.LogStartOffset = part.StartOffset()
 				}
-			} else if w, ok := s.produceOne(rt.Topic, &sp, rp.Records); ok {
+			} else if w, ok := s.produceOne(r.TransactionID, rt.Topic, &sp, rp.Records); ok {
 				w.ti, w.pi = ti, pi
 				waits = append(waits, w)
 			}
@@ -99,8 +99,9 @@ func handleProduce(s *Server, c *conn, req kmsg.Request, p *pending) error {
 }
 
 // produceOne appends one partition's records, filling sp; it returns the
-// append to wait for when the batch was accepted.
-func (s *Server) produceOne(topicName string, sp *kmsg.ProduceResponseTopicPartition, records []byte) (ackWait, bool) {
+// append to wait for when the batch was accepted. txnID is the request's
+// transactional id (v3+), nil when it has none.
+func (s *Server) produceOne(txnID *string, topicName string, sp *kmsg.ProduceResponseTopicPartition, records []byte) (ackWait, bool) {
 	part, code := s.partition(topicName, sp.Partition, true)
 	if code != errNone {
 		sp.ErrorCode = code
@@ -115,18 +116,26 @@ func (s *Server) produceOne(topicName string, sp *kmsg.ProduceResponseTopicParti
 		s.produced(part.ID(), metrics.OutcomeInvalid, 0)
 		return ackWait{}, false
 	}
-	if len(records) >= recordbatch.HeaderSize && records[16] == 2 && recordbatch.Batch(records).Attributes().Transactional() {
-		// No transaction coordinator: no transaction can have been
-		// begun (AddPartitionsToTxn), and nothing could ever end one,
-		// so its records would stay undecided (and the last stable
-		// offset could not be the high watermark). Kafka answers a
-		// transactional batch for a partition outside any transaction
-		// so too.
-		sp.ErrorCode = errInvalidTxnState
-		msg := "logstore has no transaction coordinator yet: transactional batches are refused"
-		sp.ErrorMessage = &msg
-		s.produced(part.ID(), metrics.OutcomeOpenTransaction, len(records))
-		return ackWait{}, false
+	if isTxnData(records) {
+		release, code, msg := s.beginTxnProduce(txnID, topicName, sp.Partition, recordbatch.Batch(records))
+		if code != errNone {
+			sp.ErrorCode = code
+			sp.ErrorMessage = &msg
+			o := metrics.OutcomeOpenTransaction
+			switch code {
+			case errInvalidProducerEpoch:
+				o = metrics.OutcomeFenced
+			case errKafkaStorageError, errNotLeaderOrFollower:
+				o = metrics.OutcomeFailed
+			case errInvalidProducerIDMap:
+				o = metrics.OutcomeInvalid
+			}
+			s.produced(part.ID(), o, len(records))
+			return ackWait{}, false
+		}
+		// Released once the batch is in the log (not yet durable): until
+		// then no marker of its transaction can be written.
+		defer release()
 	}
 	stampLeaderEpoch(records)
 	res, err := part.AppendWritten(records)
@@ -147,6 +156,17 @@ func (s *Server) produceOne(topicName string, sp *kmsg.ProduceResponseTopicParti
 	sp.BaseOffset = res.BaseOffset
 	sp.LogStartOffset = part.StartOffset()
 	return ackWait{part: part, res: res}, true
+}
+
+// isTxnData reports whether records start with a transactional v2 data
+// batch, which the coordinator must admit (a control batch is refused by
+// the partition as from any client).
+func isTxnData(records []byte) bool {
+	if len(records) < recordbatch.HeaderSize || records[16] != 2 {
+		return false
+	}
+	a := recordbatch.Batch(records).Attributes()
+	return a.Transactional() && !a.Control()
 }
 
 // stampLeaderEpoch sets a v2 batch's PartitionLeaderEpoch (bytes 12-15,

@@ -61,7 +61,7 @@ func TestProduceOutcomes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	check("transactional", producePart(t, c, v, -1, "t", 0, txnBatch), errInvalidTxnState, -1)
+	check("transactional, no transactional id in the request", producePart(t, c, v, -1, "t", 0, txnBatch), errInvalidTxnState, -1)
 	check("acks=2", producePart(t, c, v, 2, "t", 0, batchOf(-1, 0, 0, "x")), errInvalidRequiredAcks, -1)
 	unknown := producePart(t, c, v, -1, "nope", 0, batchOf(-1, 0, 0, "x"))
 	if unknown.ErrorCode != errUnknownTopicOrPartition {

@@ -13,6 +13,7 @@ import (
 	"github.com/logstore/logstore"
 	"github.com/logstore/logstore/groupcoord"
 	"github.com/logstore/logstore/metrics"
+	"github.com/logstore/logstore/txncoord"
 )
 
 // DefaultMaxRequestBytes is Config.MaxRequestBytes when it is 0: Kafka's
@@ -72,6 +73,16 @@ type Config struct {
 	OffsetsRetention time.Duration
 	// GroupMinSessionTimeout is group.min.session.timeout.ms; 0 is 6 s.
 	GroupMinSessionTimeout time.Duration
+	// TransactionMaxTimeout is the longest transaction timeout a
+	// transactional producer may ask for in InitProducerId (Kafka's
+	// transaction.max.timeout.ms); a longer one is refused with 50
+	// INVALID_TRANSACTION_TIMEOUT. 0 is DefaultTransactionMaxTimeout.
+	TransactionMaxTimeout time.Duration
+	// TransactionCheckInterval is how often the transaction coordinator
+	// looks for transactions open past their timeout, to abort them
+	// (Kafka's transaction.abort.timed.out.transaction.cleanup.interval.ms);
+	// 0 is the coordinator's default, 10 seconds.
+	TransactionCheckInterval time.Duration
 }
 
 // Server serves one logstore.Store over the Kafka protocol. Create it
@@ -81,6 +92,7 @@ type Server struct {
 	cfg   Config
 	log   *slog.Logger
 	cat   topicCatalog
+	txn   *txncoord.Coordinator // transactional ids (opened by New)
 	// groups is the group coordinator (groups.db; see groups.go).
 	groups *groupcoord.Coordinator
 
@@ -99,10 +111,16 @@ type Server struct {
 	closeErr  error
 
 	longPolls atomic.Int64 // fetches waiting for data
+	// txnCalls counts the coordinator calls running in goroutines of
+	// their own (EndTxn, InitProducerId), which closeState waits for.
+	txnCalls sync.WaitGroup
 }
 
-// New returns a server of store. It opens the store's topic catalog; the
-// server does not own the store: close it after Shutdown or Close.
+// New returns a server of store. It opens the store's topic catalog and
+// its transaction coordinator (package txncoord, transactions.db at the
+// store root: it finishes the transactions a crash left decided before
+// New returns); the server does not own the store: close it after
+// Shutdown or Close.
 func New(store *logstore.Store, cfg Config) (*Server, error) {
 	if cfg.MaxRequestBytes <= 0 {
 		cfg.MaxRequestBytes = DefaultMaxRequestBytes
@@ -118,6 +136,9 @@ func New(store *logstore.Store, cfg Config) (*Server, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	if cfg.TransactionMaxTimeout <= 0 {
+		cfg.TransactionMaxTimeout = DefaultTransactionMaxTimeout
 	}
 	cat, err := openCatalog(store)
 	if err != nil {
@@ -139,9 +160,14 @@ func New(store *logstore.Store, cfg Config) (*Server, error) {
 		cancel()
 		return nil, errors.Join(fmt.Errorf("kafkaserver: %w", err), cat.Close())
 	}
+	if s.txn, err = s.openCoordinator(cat); err != nil {
+		cancel()
+		return nil, errors.Join(fmt.Errorf("kafkaserver: %w", err), s.groups.Close(), cat.Close())
+	}
 	cfg.Metrics.WatchStore(store)
 	cfg.Metrics.WatchGroups(s.groupStats)
 	cfg.Metrics.WatchGroupLag(s.groupLag)
+	cfg.Metrics.WatchOpenTransactions(s.openTransactions)
 	return s, nil
 }
 
@@ -258,8 +284,8 @@ func (s *Server) beginShutdown() <-chan struct{} {
 
 // Shutdown stops accepting connections, stops reading requests, answers
 // the requests already read (long-poll fetches answer at once with what
-// they have), closes every connection and the catalog. It does not close
-// the store. When ctx ends first, it closes the connections still open
+// they have), closes every connection, then the transaction coordinator
+// and the catalog. It does not close the store. When ctx ends first, it closes the connections still open
 // and returns ctx's error.
 func (s *Server) Shutdown(ctx context.Context) error {
 	done := s.beginShutdown()
@@ -268,20 +294,20 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	case <-ctx.Done():
 		s.closeConns()
 		s.wg.Wait()
-		return errors.Join(ctx.Err(), s.closeCatalog())
+		return errors.Join(ctx.Err(), s.closeState())
 	}
 	s.wg.Wait()
-	return s.closeCatalog()
+	return s.closeState()
 }
 
 // Close closes the listeners and every connection at once, without
-// answering what is in flight, and the catalog. It does not close the
-// store.
+// answering what is in flight, then the transaction coordinator and the
+// catalog. It does not close the store.
 func (s *Server) Close() error {
 	s.beginShutdown()
 	s.closeConns()
 	s.wg.Wait()
-	return s.closeCatalog()
+	return s.closeState()
 }
 
 func (s *Server) closeConns() {
@@ -292,7 +318,17 @@ func (s *Server) closeConns() {
 	s.mu.Unlock()
 }
 
-func (s *Server) closeCatalog() error {
-	s.closeOnce.Do(func() { s.closeErr = errors.Join(s.groups.Close(), s.cat.Close()) })
+// closeState closes the transaction coordinator (its timeout scan
+// stops; it may take producer ids from the catalog until then), then the
+// group coordinator (groups.db), then the catalog, once. The connections have ended, so no request starts a
+// coordinator call any more; an EndTxn or InitProducerId still running
+// (Close does not wait for its answer) is waited for first, so that its
+// markers are written before the caller closes the store.
+func (s *Server) closeState() error {
+	s.closeOnce.Do(func() {
+		s.txnCalls.Wait()
+		s.cfg.Metrics.WatchOpenTransactions(nil)
+		s.closeErr = errors.Join(s.txn.Close(), s.groups.Close(), s.cat.Close())
+	})
 	return s.closeErr
 }

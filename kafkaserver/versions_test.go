@@ -55,6 +55,11 @@ func TestEveryAdvertisedVersion(t *testing.T) {
 					r := kmsg.NewPtrFindCoordinatorRequest()
 					r.CoordinatorKey, r.CoordinatorKeys = "g", []string{"g"}
 					req = r
+					if v >= 1 {
+						// A transactional id (key type 1, v1+) finds
+						// this node, as a group does.
+						r.CoordinatorType = coordinatorTransaction
+					}
 					code = func(resp kmsg.Response) int16 {
 						r := resp.(*kmsg.FindCoordinatorResponse)
 						if v >= 4 {
@@ -86,10 +91,59 @@ func TestEveryAdvertisedVersion(t *testing.T) {
 				case 22:
 					r := kmsg.NewPtrInitProducerIDRequest()
 					r.TransactionTimeoutMillis = 60000
+					if v%2 == 1 {
+						// Odd versions with a transactional id, even
+						// ones without.
+						r.TransactionalID = str(fmt.Sprintf("init-v%d", v))
+					}
 					req = r
 					code = func(resp kmsg.Response) int16 { return resp.(*kmsg.InitProducerIDResponse).ErrorCode }
 				case 8, 9, 11, 12, 13, 14, 15, 16, 42, 47:
 					req, code, want = groupVersionReq(a.key, v)
+				case 24:
+					// A transaction of its own per version: InitProducerId
+					// (at its newest version), then the partition added.
+					id := fmt.Sprintf("add-v%d", v)
+					pid, epoch := initTxn(t, c, 4, id)
+					r := kmsg.NewPtrAddPartitionsToTxnRequest()
+					r.TransactionalID, r.ProducerID, r.ProducerEpoch = id, pid, epoch
+					at := kmsg.NewAddPartitionsToTxnRequestTopic()
+					at.Topic, at.Partitions = "t", []int32{0}
+					r.Topics = append(r.Topics, at)
+					req = r
+					code = func(resp kmsg.Response) int16 {
+						return resp.(*kmsg.AddPartitionsToTxnResponse).Topics[0].Partitions[0].ErrorCode
+					}
+				case 26:
+					// A transaction with a partition added, committed.
+					id := fmt.Sprintf("end-v%d", v)
+					pid, epoch := initTxn(t, c, 4, id)
+					if got := addPartitions(t, c, 3, id, pid, epoch, "t", 0); got["t"][0] != 0 {
+						t.Fatalf("AddPartitionsToTxn: %v", got)
+					}
+					r := kmsg.NewPtrEndTxnRequest()
+					r.TransactionalID, r.ProducerID, r.ProducerEpoch, r.Commit = id, pid, epoch, true
+					req = r
+					code = func(resp kmsg.Response) int16 { return resp.(*kmsg.EndTxnResponse).ErrorCode }
+				case 65:
+					r := kmsg.NewPtrDescribeTransactionsRequest()
+					r.TransactionalIDs = []string{"never-seen"}
+					req, want = r, errTransactionalIDNotFound
+					code = func(resp kmsg.Response) int16 {
+						return resp.(*kmsg.DescribeTransactionsResponse).TransactionStates[0].ErrorCode
+					}
+				case 66:
+					req = kmsg.NewPtrListTransactionsRequest()
+					code = func(resp kmsg.Response) int16 { return resp.(*kmsg.ListTransactionsResponse).ErrorCode }
+				case 61:
+					r := kmsg.NewPtrDescribeProducersRequest()
+					dt := kmsg.NewDescribeProducersRequestTopic()
+					dt.Topic, dt.Partitions = "t", []int32{0}
+					r.Topics = append(r.Topics, dt)
+					req = r
+					code = func(resp kmsg.Response) int16 {
+						return resp.(*kmsg.DescribeProducersResponse).Topics[0].Partitions[0].ErrorCode
+					}
 				default:
 					t.Fatalf("API %s (key %d) is advertised and this test does not send it", a.name, a.key)
 				}

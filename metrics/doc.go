@@ -49,6 +49,17 @@
 //	logstore_sent_bytes_total                    counter    bytes of response frames written, size prefixes included
 //	logstore_connections                         gauge      client connections open
 //
+// Transactions (from the transaction coordinator's events, package
+// txncoord, and read from it at each scrape):
+//
+//	logstore_transactions_total{event}           counter    transactions by event: begun (its first partition added),
+//	                                                        committed, aborted (markers written; timed-out ones
+//	                                                        included), timed_out (aborted by the coordinator past
+//	                                                        the producer's transaction timeout). Every event is
+//	                                                        exported from the start, at 0.
+//	logstore_transactions_open                   gauge      transactions begun and not completed: ongoing, or
+//	                                                        decided with markers still to write
+//
 // Store (from logstore.Events, for every partition together):
 //
 //	logstore_fsync_duration_seconds              histogram  each group-commit fsync of a partition's log: how long the
@@ -80,6 +91,9 @@
 //	logstore_partition_producers{topic,partition}        gauge  idempotent producers the partition remembers
 //	logstore_partition_log_start_offset{topic,partition} gauge  first offset still in the log
 //	logstore_partition_log_end_offset{topic,partition}   gauge  offset the next batch will get
+//	logstore_partition_lso_lag_offsets{topic,partition}  gauge  high watermark minus last stable offset: offsets a
+//	                                                            read_committed consumer cannot read yet because a
+//	                                                            transaction is open (0 when none is)
 //
 // Consumer groups (the group coordinator; the gauges read at each
 // scrape through WatchGroups):

@@ -37,6 +37,7 @@ type Metrics struct {
 
 	store  storeMetrics
 	groups groupMetrics
+	txn    txnMetrics
 	// watched is the store the scrape-time collector reads, nil until
 	// WatchStore.
 	watched atomic.Pointer[logstore.Store]
@@ -121,6 +122,7 @@ func New(reg prometheus.Registerer) *Metrics {
 	reg.MustRegister(m.requests, m.latency, produce, m.received, m.sent, m.conns, partitionCollector{m})
 	m.store.register(reg)
 	m.groups.register(reg, m)
+	m.txn.register(reg)
 	return m
 }
 

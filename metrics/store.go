@@ -118,7 +118,8 @@ func (s *storeMetrics) opened(e logstore.OpenEvent) {
 }
 
 // WatchStore makes each scrape read the open partitions of store: how
-// many, and each one's producers and log start and end offsets. A later
+// many, and each one's producers, log start and end offsets, and LSO
+// lag. A later
 // call replaces the store; nil stops.
 func (m *Metrics) WatchStore(store *logstore.Store) {
 	if m != nil {
@@ -131,6 +132,7 @@ var (
 	producersDesc      = prometheus.NewDesc("logstore_partition_producers", "Idempotent producers the partition remembers.", []string{"topic", "partition"}, nil)
 	startOffsetDesc    = prometheus.NewDesc("logstore_partition_log_start_offset", "First offset still in the partition's log.", []string{"topic", "partition"}, nil)
 	endOffsetDesc      = prometheus.NewDesc("logstore_partition_log_end_offset", "Offset the partition's next batch will get.", []string{"topic", "partition"}, nil)
+	lsoLagDesc         = prometheus.NewDesc("logstore_partition_lso_lag_offsets", "High watermark minus last stable offset: the offsets a read_committed consumer cannot read yet because a transaction is open.", []string{"topic", "partition"}, nil)
 )
 
 // partitionCollector reads the watched store at scrape time.
@@ -141,6 +143,7 @@ func (c partitionCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- producersDesc
 	ch <- startOffsetDesc
 	ch <- endOffsetDesc
+	ch <- lsoLagDesc
 }
 
 func (c partitionCollector) Collect(ch chan<- prometheus.Metric) {
@@ -156,5 +159,9 @@ func (c partitionCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(producersDesc, prometheus.GaugeValue, float64(p.Producers()), topic, part)
 		ch <- prometheus.MustNewConstMetric(startOffsetDesc, prometheus.GaugeValue, float64(p.StartOffset()), topic, part)
 		ch <- prometheus.MustNewConstMetric(endOffsetDesc, prometheus.GaugeValue, float64(p.EndOffset()), topic, part)
+		// The LSO first: it is at most the high watermark of its
+		// moment, which only grows.
+		lso := p.LastStableOffset()
+		ch <- prometheus.MustNewConstMetric(lsoLagDesc, prometheus.GaugeValue, float64(p.DurableEnd()-lso), topic, part)
 	}
 }

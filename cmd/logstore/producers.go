@@ -7,12 +7,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/logstore/logstore"
 	"github.com/logstore/logstore/producerstate"
 	"github.com/logstore/logstore/recordbatch"
+	"github.com/logstore/logstore/txncoord"
 )
 
 // producersOptions holds the flags of `logstore producers`.
@@ -55,6 +61,19 @@ is a JSON object on a line of its own, with the same fields
 "firstSequence", "lastSequence", "firstOffset", "lastOffset" and
 "timestamp").
 
+When the store has a transaction coordinator (DIR/transactions.db, made
+by serve), the transactions it has open (begun and not yet completed:
+Ongoing, PrepareCommit, PrepareAbort), whichever partitions they are on,
+follow, one line each, in transactional id order:
+
+  transactionalId=<id> producerId=<id> epoch=<epoch> state=<state> start=<ms> timeoutMs=<ms> partitions=[<topic>-<partition>, ...]
+
+start is when the transaction began (Unix ms). With --json each is an
+object with "transactionalId", "producerId", "epoch", "state",
+"startMs", "timeoutMs" and "partitions" (a list of objects with "topic"
+and "partition"). transactions.db is opened read-only; a process that
+has it open (a running server) makes producers fail after a second.
+
 producers opens the store as append does: it takes the store's lock
 (waiting up to --lock-timeout), and opening the partition recovers it as
 every open does: after an unclean shutdown a torn tail is cut and the
@@ -69,7 +88,8 @@ which saves a snapshot of the state at the log end. To look at a store
 without changing anything, use check.
 
 Exit status: 0 when the state was printed; 1 for bad flags, or a store
-or partition that does not exist or cannot be opened.`,
+or partition that does not exist or cannot be opened, or a transactions.db
+that cannot be read (damaged, or held by a running server).`,
 		Example: `  logstore producers
   logstore producers --dir data --topic orders --partition 2 --json
   logstore producers --producer-expiry 0   # also the producers idle for over a day`,
@@ -107,6 +127,9 @@ func runProducers(o *producersOptions) (err error) {
 		}
 		out.Write(line) // a bufio.Writer keeps its first error for Flush
 		out.WriteByte('\n')
+	}
+	if err := appendOpenTransactions(out, store.Dir(), o.json); err != nil {
+		return err
 	}
 	if err := out.Flush(); err != nil {
 		return fmt.Errorf("writing the producers: %w", err)
@@ -174,6 +197,88 @@ func producerJSONOf(e producerstate.Entry) producerJSONLine {
 	}
 	for i, m := range e.Batches {
 		j.Window[i] = producerJSONWindowEntry{FirstSequence: m.FirstSeq, LastSequence: m.LastSeq, FirstOffset: m.FirstOffset, LastOffset: m.LastOffset, Timestamp: m.Timestamp}
+	}
+	return j
+}
+
+// producersTxnTimeout is how long producers waits for transactions.db
+// while another process has it open.
+const producersTxnTimeout = time.Second
+
+// appendOpenTransactions writes the open transactions of the store's
+// coordinator (DIR/transactions.db; nothing when there is none) to out,
+// one line each.
+func appendOpenTransactions(out *bufio.Writer, dir string, asJSON bool) error {
+	if _, err := os.Stat(filepath.Join(dir, txncoord.FileName)); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	txns, err := txncoord.Read(dir, producersTxnTimeout)
+	if err != nil {
+		return err
+	}
+	for _, tx := range txns {
+		switch tx.State {
+		case "Ongoing", "PrepareCommit", "PrepareAbort":
+		default:
+			continue
+		}
+		var line []byte
+		if asJSON {
+			if line, err = json.Marshal(transactionJSONOf(tx)); err != nil {
+				return err
+			}
+		} else {
+			line = appendTransactionText(nil, tx)
+		}
+		out.Write(line)
+		out.WriteByte('\n')
+	}
+	return nil
+}
+
+// txnStartMs is tx's start in Unix ms, -1 when none.
+func txnStartMs(tx txncoord.Transaction) int64 {
+	if tx.Start.IsZero() {
+		return -1
+	}
+	return tx.Start.UnixMilli()
+}
+
+// appendTransactionText appends the text line of tx, without its
+// newline.
+func appendTransactionText(dst []byte, tx txncoord.Transaction) []byte {
+	parts := make([]string, len(tx.Partitions))
+	for i, tp := range tx.Partitions {
+		parts[i] = fmt.Sprintf("%s-%d", tp.Topic, tp.Partition)
+	}
+	return fmt.Appendf(dst, "transactionalId=%s producerId=%d epoch=%d state=%s start=%d timeoutMs=%d partitions=[%s]",
+		tx.TransactionalID, tx.ProducerID, tx.Epoch, tx.State, txnStartMs(tx), tx.Timeout.Milliseconds(), strings.Join(parts, ", "))
+}
+
+// transactionJSONLine is the --json object of one open transaction.
+type transactionJSONLine struct {
+	TransactionalID string                     `json:"transactionalId"`
+	ProducerID      int64                      `json:"producerId"`
+	Epoch           int16                      `json:"epoch"`
+	State           string                     `json:"state"`
+	StartMs         int64                      `json:"startMs"`
+	TimeoutMs       int64                      `json:"timeoutMs"`
+	Partitions      []transactionJSONPartition `json:"partitions"`
+}
+
+type transactionJSONPartition struct {
+	Topic     string `json:"topic"`
+	Partition int32  `json:"partition"`
+}
+
+func transactionJSONOf(tx txncoord.Transaction) transactionJSONLine {
+	j := transactionJSONLine{
+		TransactionalID: tx.TransactionalID, ProducerID: tx.ProducerID, Epoch: tx.Epoch, State: tx.State,
+		StartMs: txnStartMs(tx), TimeoutMs: tx.Timeout.Milliseconds(),
+		Partitions: make([]transactionJSONPartition, len(tx.Partitions)),
+	}
+	for i, tp := range tx.Partitions {
+		j.Partitions[i] = transactionJSONPartition{Topic: tp.Topic, Partition: tp.Partition}
 	}
 	return j
 }

@@ -41,6 +41,7 @@ type serveOptions struct {
 	autoCreate        bool
 	defaultPartitions int32
 	maxRequestBytes   int32
+	txnMaxTimeout     time.Duration
 	logFormat         string
 	store             storeFlags
 	// The group coordinator's settings (Kafka's names in the help).
@@ -66,6 +67,7 @@ func newServeCommand() *cobra.Command {
 		autoCreate:        true,
 		defaultPartitions: 1,
 		maxRequestBytes:   kafkaserver.DefaultMaxRequestBytes,
+		txnMaxTimeout:     kafkaserver.DefaultTransactionMaxTimeout,
 		logFormat:         "text",
 		groupDelay:        groupcoord.DefaultInitialRebalanceDelay,
 		offsetsRetain:     groupcoord.DefaultOffsetsRetention,
@@ -76,7 +78,8 @@ func newServeCommand() *cobra.Command {
 		Short: "Serve the store over the Kafka protocol to Kafka producers and consumers",
 		Long: `serve listens for Kafka clients (franz-go, librdkafka/kcat, Java, sarama,
 ...) and serves the store in --dir as a single-node Kafka broker: idempotent
-produce, fetch, list offsets, metadata, topic creation and deletion. A
+and transactional produce (it is the transaction coordinator), fetch, list
+offsets, metadata, topic creation and deletion. A
 produce is answered once its batch is as durable as --sync promises; a fetch
 never shows a batch before that. It prints one line when it is ready.
 
@@ -114,6 +117,7 @@ clean shutdown mark) and exits 0. A second signal exits at once.`,
 	f.BoolVar(&opts.autoCreate, "auto-create-topics", opts.autoCreate, "create a topic that a producer or a metadata request names and that does not exist")
 	f.Int32Var(&opts.defaultPartitions, "default-partitions", opts.defaultPartitions, "partitions of an auto-created topic, and of CreateTopics with -1")
 	f.Int32Var(&opts.maxRequestBytes, "max-request-bytes", opts.maxRequestBytes, "the largest request frame; a larger one closes its connection")
+	f.DurationVar(&opts.txnMaxTimeout, "transaction-max-timeout", opts.txnMaxTimeout, "the longest transaction timeout a transactional producer may ask for (Kafka's transaction.max.timeout.ms)")
 	f.StringVar(&opts.logFormat, "log-format", opts.logFormat, "log lines on stderr as text or json")
 	f.DurationVar(&opts.groupDelay, "group-initial-rebalance-delay", opts.groupDelay, "how long a consumer group's first rebalance waits for more members (group.initial.rebalance.delay.ms); 0 for none")
 	f.DurationVar(&opts.offsetsRetain, "offsets-retention", opts.offsetsRetain, "how long a consumer group's committed offsets are kept once it has no members (offsets.retention.minutes)")
@@ -136,6 +140,9 @@ func (o *serveOptions) complete(cmd *cobra.Command) error {
 	}
 	if o.maxRequestBytes < 1024 {
 		return fmt.Errorf("--max-request-bytes %d: must be 1024 or more", o.maxRequestBytes)
+	}
+	if o.txnMaxTimeout < time.Millisecond {
+		return fmt.Errorf("--transaction-max-timeout %s: must be 1ms or more", o.txnMaxTimeout)
 	}
 	if o.logFormat != "text" && o.logFormat != "json" {
 		return fmt.Errorf("--log-format %q: want text or json", o.logFormat)
@@ -185,12 +192,13 @@ func runServe(ctx context.Context, o *serveOptions, stdout, stderr io.Writer) (e
 		}
 	}()
 	srv, err := kafkaserver.New(store, kafkaserver.Config{
-		Advertise:         o.advertise,
-		MaxRequestBytes:   o.maxRequestBytes,
-		AutoCreateTopics:  o.autoCreate,
-		DefaultPartitions: o.defaultPartitions,
-		Logger:            logger,
-		Metrics:           m,
+		Advertise:             o.advertise,
+		MaxRequestBytes:       o.maxRequestBytes,
+		AutoCreateTopics:      o.autoCreate,
+		DefaultPartitions:     o.defaultPartitions,
+		Logger:                logger,
+		Metrics:               m,
+		TransactionMaxTimeout: o.txnMaxTimeout,
 		// 0 means none here, and the default in the Config.
 		GroupInitialRebalanceDelay: cmp.Or(o.groupDelay, -1),
 		OffsetsRetention:           o.offsetsRetain,

@@ -1,0 +1,490 @@
+package logstore_test
+
+// The coordinator under simulated power loss, in the style of the root
+// package's crash harness (crashharness_catalog_test.go): a workload of
+// transactions over 3 partitions of a real logstore.Store on a
+// crashfs.FS, with markers through txncoord.StoreMarkers, records a crash
+// point after every filesystem operation of the partitions and after
+// every transactions.db commit (transactions.db, bbolt, is on the real
+// OS; its bytes are taken as each commit finished, from
+// txncoord.Config.OnCommit). Each point is crashed in a mode the seed
+// picks; the store and the coordinator opened on the image (the
+// coordinator finishing what it had decided, then a new producer of
+// each id aborting what was still ongoing) must leave every transaction
+// committed in every partition that holds its data or aborted in all of
+// them, as acknowledged when it was, and no partition with an open
+// transaction.
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/logstore/logstore"
+	"github.com/logstore/logstore/internal/crashfs"
+	"github.com/logstore/logstore/recordbatch"
+	"github.com/logstore/logstore/snapshot"
+	"github.com/logstore/logstore/txncoord"
+)
+
+const coordTopic = "tx"
+
+var coordTPs = []txncoord.TopicPartition{{Topic: coordTopic, Partition: 0}, {Topic: coordTopic, Partition: 1}, {Topic: coordTopic, Partition: 2}}
+
+// coordPoint is one moment of the workload.
+type coordPoint struct {
+	what  string
+	fs    *crashfs.FS
+	txnDB []byte       // transactions.db as last committed
+	acked map[int]bool // transaction number -> commit, as answered by then
+}
+
+// coordDataKey names a transactional data batch in a partition.
+type coordDataKey struct {
+	partition int32
+	pid       int64
+	epoch     int16
+	seq       int32
+}
+
+type coordCrashRun struct {
+	root    string
+	fs      *crashfs.FS
+	mu      sync.Mutex // held by the workload except while it calls the store or coordinator
+	what    string
+	lastDB  []byte
+	acked   map[int]bool
+	points  []coordPoint
+	err     error
+	snapDBs map[string][]byte // each partition's producer-snapshots.db, which the workload does not change
+}
+
+func (r *coordCrashRun) txnDBPath() string { return filepath.Join(r.root, txncoord.FileName) }
+
+func (r *coordCrashRun) point(what string) {
+	r.points = append(r.points, coordPoint{what: what, fs: r.fs.Clone(), txnDB: r.lastDB, acked: maps.Clone(r.acked)})
+}
+
+// outside runs fn without r.mu, so the hooks it triggers can record.
+func (r *coordCrashRun) outside(fn func()) {
+	r.mu.Unlock()
+	defer r.mu.Lock()
+	fn()
+}
+
+func TestCoordinatorCrashRecovery(t *testing.T) {
+	r := &coordCrashRun{root: t.TempDir(), acked: map[int]bool{}, snapDBs: map[string][]byte{}}
+	// The partitions' snapshot dbs live in the real directories.
+	for _, tp := range coordTPs {
+		if err := os.MkdirAll(filepath.Join(r.root, fmt.Sprintf("%s-%d", tp.Topic, tp.Partition)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.fs = crashfs.New(r.root)
+	opts := logstore.Options{Sync: logstore.SyncAlways, ProducerExpiry: -1, LockTimeout: -1}
+	s, err := logstore.Open(r.root, opts.WithFS(r.fs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := make([]*logstore.Partition, len(coordTPs))
+	for i, tp := range coordTPs {
+		if parts[i], err = s.Partition(tp.Topic, tp.Partition); err != nil {
+			t.Fatal(err)
+		}
+	}
+	readSnapDBs := func() map[string][]byte {
+		out := map[string][]byte{}
+		for _, tp := range coordTPs {
+			path := filepath.Join(r.root, fmt.Sprintf("%s-%d", tp.Topic, tp.Partition), snapshot.FileName)
+			data, err := os.ReadFile(path)
+			if err != nil && !errors.Is(err, os.ErrNotExist) {
+				t.Fatal(err)
+			}
+			out[path] = data
+		}
+		return out
+	}
+	r.snapDBs = readSnapDBs()
+
+	clock := &coordClock{now: time.UnixMilli(1_700_000_000_000)}
+	ids := &coordIDs{next: 100}
+	aborted := make(chan struct{}, 16)
+	cfg := txncoord.Config{CheckInterval: time.Millisecond, Now: clock.Now, Events: func(e txncoord.Event) {
+		if e == txncoord.EventAborted {
+			aborted <- struct{}{}
+		}
+	}}
+	r.mu.Lock()
+	r.fs.SetHook(func(op crashfs.Op) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.point(r.what + ": after " + op.String())
+	})
+	cfg.OnCommit = func(error) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		data, err := os.ReadFile(r.txnDBPath())
+		if err != nil && r.err == nil {
+			r.err = err
+		}
+		r.lastDB = data
+		r.point(r.what + ": after a transactions.db commit")
+	}
+	r.what = "open the coordinator"
+	var c *txncoord.Coordinator
+	r.outside(func() { c, err = txncoord.Open(r.root, ids, txncoord.StoreMarkers(s), cfg) })
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	type producer struct {
+		pid   int64
+		epoch int16
+		seq   [3]int32
+	}
+	prods := map[string]*producer{}
+	initProducer := func(id string) {
+		var pid int64
+		var epoch int16
+		var err error
+		r.outside(func() { pid, epoch, err = c.InitProducerID(id, 10*time.Second, -1, -1) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		prods[id] = &producer{pid: pid, epoch: epoch}
+	}
+	data := map[coordDataKey]int{} // data batch -> transaction number
+	const txns = 14
+	for n := range txns {
+		id := []string{"A", "B"}[n%2]
+		if prods[id] == nil {
+			r.what = fmt.Sprintf("txn %d: init %s", n, id)
+			initProducer(id)
+		}
+		pr := prods[id]
+		tps := coordTPs
+		if n%3 == 1 {
+			tps = coordTPs[1:]
+		}
+		r.what = fmt.Sprintf("txn %d (%s): add partitions", n, id)
+		r.outside(func() { err = c.AddPartitions(id, pr.pid, pr.epoch, tps) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tp := range tps {
+			r.what = fmt.Sprintf("txn %d (%s): produce to %d", n, id, tp.Partition)
+			count := 1 + n%3
+			data[coordDataKey{tp.Partition, pr.pid, pr.epoch, pr.seq[tp.Partition]}] = n
+			r.outside(func() {
+				var rel func()
+				rel, err = c.BeginProduce(id, pr.pid, pr.epoch, tp)
+				if err != nil {
+					return
+				}
+				_, err = parts[tp.Partition].Append(txnDataBatch(pr.pid, pr.epoch, pr.seq[tp.Partition], count))
+				rel()
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			pr.seq[tp.Partition] += int32(count)
+		}
+		switch n % 7 {
+		case 5:
+			// A new producer of the id fences this one and aborts its
+			// transaction.
+			r.what = fmt.Sprintf("txn %d (%s): init aborts it", n, id)
+			initProducer(id)
+			<-aborted
+			r.acked[n] = false
+		case 6:
+			// Left open past its timeout: the scan aborts it.
+			r.what = fmt.Sprintf("txn %d (%s): times out", n, id)
+			r.outside(func() {
+				clock.Advance(11 * time.Second)
+				<-aborted
+			})
+			r.acked[n] = false
+			r.what = fmt.Sprintf("txn %d (%s): init after the timeout", n, id)
+			initProducer(id)
+		default:
+			commit := n%2 == 0 || n%5 == 0
+			r.what = fmt.Sprintf("txn %d (%s): end (commit %v)", n, id, commit)
+			r.outside(func() { err = c.EndTxn(id, pr.pid, pr.epoch, commit) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.acked[n] = commit
+			if !commit {
+				<-aborted
+			}
+		}
+	}
+	// A last transaction left ongoing at the crash.
+	r.what = "txn 14 (A): left ongoing"
+	pr := prods["A"]
+	r.outside(func() { err = c.AddPartitions("A", pr.pid, pr.epoch, coordTPs) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tp := range coordTPs {
+		data[coordDataKey{tp.Partition, pr.pid, pr.epoch, pr.seq[tp.Partition]}] = txns
+		r.outside(func() { _, err = parts[tp.Partition].Append(txnDataBatch(pr.pid, pr.epoch, pr.seq[tp.Partition], 1)) })
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.fs.SetHook(nil)
+	r.mu.Unlock()
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := readSnapDBs(); !maps.EqualFunc(got, r.snapDBs, bytes.Equal) {
+		t.Fatal("the workload changed a producer-snapshots.db: the harness must take it at every point")
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	every := 1
+	if testing.Short() {
+		every = 3
+	}
+	rng := rand.New(rand.NewPCG(14, 14))
+	checked := 0
+	for i, cp := range r.points {
+		mode := crashfs.Modes[rng.IntN(len(crashfs.Modes))]
+		if i%every != 0 && i != len(r.points)-1 {
+			continue
+		}
+		img := cp.fs.Crash(mode, rand.New(rand.NewPCG(uint64(i), uint64(mode))))
+		if err := r.check(img, cp, data); err != nil {
+			t.Fatalf("point %d (%s), crash %s: %v", i, cp.what, mode, err)
+		}
+		checked++
+	}
+	t.Logf("%d crash points, %d images checked", len(r.points), checked)
+}
+
+// check opens the store and the coordinator on img with cp's
+// transactions.db, lets the coordinator finish and time out everything,
+// and checks the partitions.
+func (r *coordCrashRun) check(img *crashfs.FS, cp coordPoint, data map[coordDataKey]int) error {
+	for path, db := range r.snapDBs {
+		os.Remove(path)
+		if db != nil {
+			if err := os.WriteFile(path, db, 0o644); err != nil {
+				return err
+			}
+		}
+	}
+	os.Remove(r.txnDBPath())
+	if cp.txnDB != nil {
+		if err := os.WriteFile(r.txnDBPath(), cp.txnDB, 0o644); err != nil {
+			return err
+		}
+	}
+	opts := logstore.Options{Sync: logstore.SyncAlways, ProducerExpiry: -1, LockTimeout: -1}
+	s, err := logstore.Open(r.root, opts.WithFS(img))
+	if err != nil {
+		return fmt.Errorf("open the store: %w", err)
+	}
+	defer s.Close()
+	// No timeout falls due while it is checked.
+	clock := &coordClock{now: time.UnixMilli(1_700_000_000_000)}
+	c, err := txncoord.Open(r.root, &coordIDs{next: 1 << 20}, txncoord.StoreMarkers(s), txncoord.Config{CheckInterval: time.Hour, Now: clock.Now})
+	if err != nil {
+		return fmt.Errorf("open the coordinator: %w", err)
+	}
+	defer c.Close()
+	for _, tx := range c.List() {
+		if tx.State == "PrepareCommit" || tx.State == "PrepareAbort" {
+			return fmt.Errorf("open left %s in %s", tx.TransactionalID, tx.State)
+		}
+		// A new producer of the id aborts what is still ongoing.
+		if tx.State == "Ongoing" {
+			if _, _, err := c.InitProducerID(tx.TransactionalID, time.Minute, -1, -1); err != nil {
+				return fmt.Errorf("init %s over its ongoing transaction: %w", tx.TransactionalID, err)
+			}
+		}
+	}
+	for _, tx := range c.List() {
+		switch tx.State {
+		case "Empty", "CompleteCommit", "CompleteAbort":
+		default:
+			return fmt.Errorf("transactional id %s left %s: %+v", tx.TransactionalID, tx.State, tx)
+		}
+	}
+	// outcome[n][partition]: the marker that ended transaction n there.
+	outcome := map[int]map[int32]bool{}
+	for _, tp := range coordTPs {
+		p, err := s.ExistingPartition(tp.Topic, tp.Partition)
+		if errors.Is(err, logstore.ErrNoPartition) {
+			continue // the crash lost the directory: no data, no markers
+		}
+		if err != nil {
+			return err
+		}
+		if lso, end := p.LastStableOffset(), p.EndOffset(); lso != end {
+			return fmt.Errorf("partition %d: LSO %d below the end %d: a transaction left open", tp.Partition, lso, end)
+		}
+		batches, err := coordBatches(p)
+		if err != nil {
+			return fmt.Errorf("partition %d: %w", tp.Partition, err)
+		}
+		open := map[int64][]int{} // producer id -> transactions with data since its last marker
+		for _, b := range batches {
+			pid := b.ProducerID()
+			if !b.Attributes().Control() {
+				n, ok := data[coordDataKey{tp.Partition, pid, b.ProducerEpoch(), b.BaseSequence()}]
+				if !ok {
+					return fmt.Errorf("partition %d: a batch the workload did not write (producer %d epoch %d sequence %d)", tp.Partition, pid, b.ProducerEpoch(), b.BaseSequence())
+				}
+				open[pid] = append(open[pid], n)
+				continue
+			}
+			commit, err := coordMarkerCommit(b)
+			if err != nil {
+				return fmt.Errorf("partition %d offset %d: %w", tp.Partition, b.BaseOffset(), err)
+			}
+			for _, n := range open[pid] {
+				if outcome[n] == nil {
+					outcome[n] = map[int32]bool{}
+				}
+				outcome[n][tp.Partition] = commit
+			}
+			delete(open, pid)
+		}
+		for pid, ns := range open {
+			return fmt.Errorf("partition %d: producer %d has data of transactions %v and no marker after it", tp.Partition, pid, ns)
+		}
+	}
+	for n, byPart := range outcome {
+		first := true
+		var want bool
+		for _, commit := range byPart {
+			if first {
+				want, first = commit, false
+			} else if commit != want {
+				return fmt.Errorf("transaction %d: committed in some partitions, aborted in others: %v", n, byPart)
+			}
+		}
+		if acked, ok := cp.acked[n]; ok && acked != want {
+			return fmt.Errorf("transaction %d: answered commit=%v, the partitions say commit=%v", n, acked, want)
+		}
+	}
+	// Open again: everything was finished, so nothing is written.
+	ends := map[int32]int64{}
+	for _, tp := range coordTPs {
+		if p, err := s.ExistingPartition(tp.Topic, tp.Partition); err == nil {
+			ends[tp.Partition] = p.EndOffset()
+		}
+	}
+	states := c.List()
+	if err := c.Close(); err != nil {
+		return err
+	}
+	c, err = txncoord.Open(r.root, &coordIDs{next: 1 << 21}, txncoord.StoreMarkers(s), txncoord.Config{CheckInterval: time.Hour, Now: clock.Now})
+	if err != nil {
+		return fmt.Errorf("reopen the coordinator: %w", err)
+	}
+	defer c.Close()
+	again := c.List()
+	if !slices.EqualFunc(states, again, func(a, b txncoord.Transaction) bool {
+		return a.TransactionalID == b.TransactionalID && a.State == b.State && a.ProducerID == b.ProducerID && a.Epoch == b.Epoch
+	}) {
+		return fmt.Errorf("reopen: %+v, were %+v", again, states)
+	}
+	for part, end := range ends {
+		p, err := s.ExistingPartition(coordTopic, part)
+		if err != nil {
+			return err
+		}
+		if p.EndOffset() != end {
+			return fmt.Errorf("reopen: partition %d grew from %d to %d", part, end, p.EndOffset())
+		}
+	}
+	return nil
+}
+
+// coordIDs hands out producer ids from next upward.
+type coordIDs struct {
+	mu   sync.Mutex
+	next int64
+}
+
+func (f *coordIDs) NewProducerID() (int64, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.next++
+	return f.next - 1, nil
+}
+
+// coordClock is a clock the test moves.
+type coordClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *coordClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *coordClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+// coordBatches returns the batches of p.
+func coordBatches(p *logstore.Partition) ([]recordbatch.Batch, error) {
+	var out []recordbatch.Batch
+	for off := p.StartOffset(); off < p.EndOffset(); {
+		data, err := p.Read(off, 1<<20)
+		if err != nil {
+			return nil, fmt.Errorf("read at %d: %w", off, err)
+		}
+		if len(data) == 0 {
+			return nil, fmt.Errorf("read at %d (end %d): nothing", off, p.EndOffset())
+		}
+		for len(data) > 0 {
+			b, err := recordbatch.Parse(data, 0)
+			if err != nil {
+				return nil, fmt.Errorf("batch at %d: %w", off, err)
+			}
+			out = append(out, recordbatch.Batch(bytes.Clone(b)))
+			off = b.LastOffset() + 1
+			data = data[b.Size():]
+		}
+	}
+	return out, nil
+}
+
+// coordMarkerCommit reports whether control batch b is a COMMIT marker.
+func coordMarkerCommit(b recordbatch.Batch) (bool, error) {
+	var rr recordbatch.RecordReader
+	if err := rr.Reset(b, 0); err != nil {
+		return false, err
+	}
+	if !rr.Next() {
+		return false, fmt.Errorf("control batch without a record: %v", rr.Err())
+	}
+	m, err := recordbatch.ParseEndTxnMarker(rr.Record().Key, rr.Record().Value)
+	if err != nil {
+		return false, err
+	}
+	return m.Type == recordbatch.ControlCommit, nil
+}

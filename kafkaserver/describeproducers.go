@@ -1,0 +1,58 @@
+package kafkaserver
+
+import (
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/logstore/logstore"
+)
+
+// handleDescribeProducers answers DescribeProducers v0 (KIP-664, the
+// only version): for each partition asked, every producer its producer
+// state remembers (Partition.ProducerSnapshot), as Kafka's
+// activeProducers reports them: producer id, epoch, the last sequence
+// of its newest batch (-1 when its window is empty), the last
+// timestamp, the coordinator epoch of its newest marker (-1 when none)
+// and the first offset of its open transaction (-1 when none). A topic
+// or partition that does not exist answers UNKNOWN_TOPIC_OR_PARTITION
+// (3) for that partition.
+func handleDescribeProducers(s *Server, c *conn, req kmsg.Request, p *pending) error {
+	r := req.(*kmsg.DescribeProducersRequest)
+	resp := r.ResponseKind().(*kmsg.DescribeProducersResponse)
+	for _, rt := range r.Topics {
+		st := kmsg.NewDescribeProducersResponseTopic()
+		st.Topic = rt.Topic
+		for _, partition := range rt.Partitions {
+			sp := kmsg.NewDescribeProducersResponseTopicPartition()
+			sp.Partition = partition
+			sp.ActiveProducers = []kmsg.DescribeProducersResponseTopicPartitionActiveProducer{}
+			part, code := s.partition(rt.Topic, partition, false)
+			if code == errNone {
+				sp.ActiveProducers = activeProducers(part, sp.ActiveProducers)
+			}
+			sp.ErrorCode = code
+			p.setErr(code)
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	p.resp = resp
+	return nil
+}
+
+// activeProducers appends the producers of part's state to dst.
+func activeProducers(part *logstore.Partition, dst []kmsg.DescribeProducersResponseTopicPartitionActiveProducer) []kmsg.DescribeProducersResponseTopicPartitionActiveProducer {
+	for _, e := range part.ProducerSnapshot().Producers {
+		ap := kmsg.NewDescribeProducersResponseTopicPartitionActiveProducer()
+		ap.ProducerID = e.ProducerID
+		ap.ProducerEpoch = int32(e.Epoch)
+		ap.LastSequence = -1
+		if n := len(e.Batches); n > 0 {
+			ap.LastSequence = e.Batches[n-1].LastSeq
+		}
+		ap.LastTimestamp = e.LastTimestamp
+		ap.CoordinatorEpoch = e.CoordinatorEpoch
+		ap.CurrentTxnStartOffset = e.TxnFirstOffset
+		dst = append(dst, ap)
+	}
+	return dst
+}

@@ -1,0 +1,775 @@
+package txncoord
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"math"
+	"path/filepath"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// FileName is the coordinator's bbolt file, at the root of the store
+// directory.
+const FileName = "transactions.db"
+
+// TopicPartition names a partition of a transaction.
+type TopicPartition struct {
+	Topic     string
+	Partition int32
+}
+
+// Markers writes one COMMIT (commit true) or ABORT marker durably; the
+// server's is StoreMarkers(store).
+type Markers interface {
+	WriteMarker(tp TopicPartition, producerID int64, epoch int16, commit bool, coordinatorEpoch int32) error
+}
+
+// ProducerIDs hands out producer ids never handed out before
+// (*catalog.Catalog satisfies it).
+type ProducerIDs interface {
+	NewProducerID() (int64, error)
+}
+
+// Defaults of Config, Kafka's.
+const (
+	DefaultMaxTimeout    = 15 * time.Minute // transaction.max.timeout.ms
+	DefaultCheckInterval = 10 * time.Second // transaction.abort.timed.out.transaction.cleanup.interval.ms
+)
+
+// Config configures a Coordinator. The zero value is Kafka's defaults.
+type Config struct {
+	// MaxTimeout is the longest transaction timeout a producer may ask
+	// for (Kafka's transaction.max.timeout.ms); 0 means 15 minutes.
+	MaxTimeout time.Duration
+	// CheckInterval is how often ongoing transactions are checked for
+	// their timeout; 0 means 10 seconds.
+	CheckInterval time.Duration
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Logger gets what the coordinator decides on its own (timeouts)
+	// and the failures of writes nobody waits for; nil discards.
+	Logger *slog.Logger
+	// Events, when set, is called for each Event (a metrics hook). It
+	// must not block or call the Coordinator.
+	Events func(Event)
+	// OnCommit, when set, is called after every commit of
+	// transactions.db (Open's, and each commit that carries writes) with
+	// its result: the crash tests take a crash point there. It must not
+	// call the Coordinator.
+	OnCommit func(error)
+}
+
+// Event is something the coordinator reports through Config.Events.
+type Event int
+
+const (
+	// EventBegun: a transaction began (its first partition added).
+	EventBegun Event = iota + 1
+	// EventCommitted: a transaction's COMMIT markers are all written.
+	EventCommitted
+	// EventAborted: a transaction's ABORT markers are all written,
+	// whoever decided the abort (EndTxn, InitProducerID fencing an
+	// ongoing transaction, or its timeout).
+	EventAborted
+	// EventTimedOut: a transaction passed its timeout and the
+	// coordinator decided its abort (EventAborted follows once its
+	// markers are written).
+	EventTimedOut
+)
+
+func (e Event) String() string {
+	switch e {
+	case EventBegun:
+		return "begun"
+	case EventCommitted:
+		return "committed"
+	case EventAborted:
+		return "aborted"
+	case EventTimedOut:
+		return "timed out"
+	}
+	return fmt.Sprintf("Event(%d)", int(e))
+}
+
+// noEpoch and noProducerID are Kafka's NO_PRODUCER_EPOCH and
+// NO_PRODUCER_ID.
+const (
+	noEpoch      = -1
+	noProducerID = -1
+)
+
+// epochExhausted is Kafka's TransactionMetadata.isEpochExhausted: from
+// this epoch on, InitProducerID hands out a new producer id (the last
+// epoch, 32767, is kept for fencing an ongoing transaction).
+func epochExhausted(epoch int16) bool { return epoch >= math.MaxInt16-1 }
+
+// txn is the coordinator's view of one transactional id.
+type txn struct {
+	id string
+	// rec is the state as persisted (or, for a lazy Complete write,
+	// queued). Guarded by Coordinator.mu.
+	rec record
+	// pending: a call is changing the state (persisting a transition,
+	// writing markers); others get ErrConcurrentTransactions. Guarded
+	// by Coordinator.mu.
+	pending bool
+	// fresh: created by an InitProducerID not yet persisted; invisible
+	// to every other call. Guarded by Coordinator.mu.
+	fresh bool
+	// produce is held shared by BeginProduce until release, and
+	// exclusively while markers are written, so no admitted batch can
+	// land after its transaction's marker. Lock order: produce, then
+	// Coordinator.mu.
+	produce sync.RWMutex
+}
+
+// Coordinator is the transaction coordinator of a store. It is safe for
+// concurrent use.
+type Coordinator struct {
+	path    string
+	db      *bolt.DB
+	ids     ProducerIDs
+	markers Markers
+	cfg     Config
+	log     *slog.Logger
+	epoch   int32 // the coordinator epoch of this Open
+	// opening: Open is finishing decided transactions (their Complete
+	// writes are durable, not lazy). Only Open's goroutine runs then.
+	opening bool
+	w       *committer
+
+	mu     sync.Mutex
+	txns   map[string]*txn
+	closed bool
+	ops    sync.WaitGroup
+
+	stop     chan struct{}
+	scanDone chan struct{}
+}
+
+// Open opens or creates DIR/transactions.db, increments the coordinator
+// epoch, and finishes what a crash left decided: a transaction in
+// PrepareCommit or PrepareAbort gets its markers written, then its
+// Complete state, before Open returns. Ongoing ones stay ongoing (their
+// timeout aborts them later). It starts the timeout scan.
+func Open(dir string, ids ProducerIDs, markers Markers, cfg Config) (*Coordinator, error) {
+	if cfg.MaxTimeout <= 0 {
+		cfg.MaxTimeout = DefaultMaxTimeout
+	}
+	if cfg.CheckInterval <= 0 {
+		cfg.CheckInterval = DefaultCheckInterval
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	path := filepath.Join(dir, FileName)
+	db, err := openBolt(path, &bolt.Options{Timeout: 10 * time.Second})
+	if err != nil {
+		return nil, fmt.Errorf("txncoord: open %s: %w", path, err)
+	}
+	res, err := load(db, path)
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("txncoord: open %s: %w", path, err), db.Close())
+	}
+	c := &Coordinator{
+		path: path, db: db, ids: ids, markers: markers, cfg: cfg, log: log,
+		epoch: res.coordinatorEpoch, txns: map[string]*txn{},
+		stop: make(chan struct{}), scanDone: make(chan struct{}),
+	}
+	if cfg.OnCommit != nil {
+		cfg.OnCommit(nil)
+	}
+	c.w = newCommitter(db, path, func(err error) {
+		c.log.Error("txncoord: a lazy write failed", "err", err)
+	}, cfg.OnCommit)
+	for id, r := range res.records {
+		c.txns[id] = &txn{id: id, rec: r}
+	}
+	// Finish the decisions a crash left half done, in id order.
+	c.opening = true
+	for _, id := range slices.Sorted(maps.Keys(c.txns)) {
+		t := c.txns[id]
+		if !t.rec.state.prepared() {
+			continue
+		}
+		if err := c.finish(t, t.rec, true); err != nil {
+			c.w.close()
+			return nil, errors.Join(fmt.Errorf("txncoord: open %s: finishing the decided transaction of %q: %w", path, id, err), db.Close())
+		}
+		c.log.Info("txncoord: finished a decided transaction", "transactional_id", id, "state", t.rec.state)
+	}
+	c.opening = false
+	go c.scan()
+	return c, nil
+}
+
+// CoordinatorEpoch is the coordinator epoch of this Open, written in
+// every marker.
+func (c *Coordinator) CoordinatorEpoch() int32 { return c.epoch }
+
+// Path is the coordinator's file.
+func (c *Coordinator) Path() string { return c.path }
+
+// Close stops the timeout scan, waits for the calls in progress, and
+// closes transactions.db. Later calls return ErrClosed.
+func (c *Coordinator) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	c.mu.Unlock()
+	close(c.stop)
+	<-c.scanDone
+	c.ops.Wait()
+	c.w.close()
+	if err := c.db.Close(); err != nil {
+		return fmt.Errorf("txncoord: close %s: %w", c.path, err)
+	}
+	return nil
+}
+
+// enterLocked registers a call in progress; it fails once closed. The
+// caller holds c.mu.
+func (c *Coordinator) enterLocked(op string) error {
+	if c.closed {
+		return fmt.Errorf("txncoord: %s: %w", op, ErrClosed)
+	}
+	c.ops.Add(1)
+	return nil
+}
+
+func (c *Coordinator) event(e Event) {
+	if c.cfg.Events != nil {
+		c.cfg.Events(e)
+	}
+}
+
+func (c *Coordinator) nowMs() int64 { return c.cfg.Now().UnixMilli() }
+
+// lookup returns the txn of id visible to calls, nil when there is none.
+// The caller holds c.mu.
+func (c *Coordinator) lookup(id string) *txn {
+	t := c.txns[id]
+	if t == nil || t.fresh {
+		return nil
+	}
+	return t
+}
+
+// settle ends a transition of t: it clears pending and, when ok, sets
+// rec. The caller does not hold c.mu.
+func (c *Coordinator) settle(t *txn, rec *record) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if rec != nil {
+		t.rec = *rec
+		t.fresh = false
+	}
+	t.pending = false
+}
+
+// InitProducerID maps txnID to a producer id and epoch, as Kafka's
+// handleInitProducerId: a new id gets a new producer id at epoch 0;
+// otherwise the epoch is bumped (fencing the previous producer), and
+// from epoch 32766 on a new producer id at epoch 0 is handed out. An
+// ongoing transaction is aborted first: its epoch is bumped, its ABORT
+// markers are written with that epoch, then the epoch is bumped again
+// for the answer (Kafka answers CONCURRENT_TRANSACTIONS after the abort
+// and bumps again on the retry; markers here are written before the
+// answer, so one call does both).
+//
+// producerID and epoch are the ones the producer has (KIP-360,
+// InitProducerId v3+), or -1 and -1. Given, they must be the current
+// ones (or, after a bump whose answer was lost, the previous epoch, or
+// the previous producer id at an exhausted epoch) or the answer is
+// ErrProducerFenced. timeout must be above 0 and at most
+// Config.MaxTimeout, or ErrInvalidTimeout. The new mapping is durable
+// before InitProducerID returns.
+func (c *Coordinator) InitProducerID(txnID string, timeout time.Duration, producerID int64, epoch int16) (int64, int16, error) {
+	if txnID == "" {
+		return 0, 0, ErrInvalidRequest
+	}
+	if timeout <= 0 || timeout > c.cfg.MaxTimeout || timeout.Milliseconds() <= 0 {
+		return 0, 0, fmt.Errorf("%w: %v (the maximum is %v)", ErrInvalidTimeout, timeout, c.cfg.MaxTimeout)
+	}
+	expected := producerID != noProducerID
+	c.mu.Lock()
+	if err := c.enterLocked("init producer id"); err != nil {
+		c.mu.Unlock()
+		return 0, 0, err
+	}
+	defer c.ops.Done()
+	t := c.txns[txnID]
+	if t != nil && t.pending {
+		c.mu.Unlock()
+		return 0, 0, ErrConcurrentTransactions
+	}
+	if t == nil {
+		t = &txn{id: txnID, fresh: true, pending: true, rec: record{
+			state: stateEmpty, producerID: noProducerID, epoch: noEpoch,
+			prevProducerID: noProducerID, lastEpoch: noEpoch, startMs: -1,
+		}}
+		c.txns[txnID] = t
+		c.mu.Unlock()
+		pid, err := c.ids.NewProducerID()
+		c.mu.Lock()
+		if err != nil {
+			delete(c.txns, txnID)
+			c.mu.Unlock()
+			return 0, 0, fmt.Errorf("txncoord: init producer id: %w", err)
+		}
+		t.rec.producerID = pid
+	}
+	t.pending = true
+	r := t.rec.clone()
+	c.mu.Unlock()
+
+	pid, ep, err := c.initLocked(t, r, timeout, expected, producerID, epoch)
+	if err != nil {
+		c.mu.Lock()
+		if t.fresh {
+			delete(c.txns, txnID)
+		}
+		t.pending = false
+		c.mu.Unlock()
+		return 0, 0, err
+	}
+	return pid, ep, nil
+}
+
+// initLocked is InitProducerID of t (pending set) from r.
+func (c *Coordinator) initLocked(t *txn, r record, timeout time.Duration, expected bool, producerID int64, epoch int16) (int64, int16, error) {
+	// Kafka's isValidProducerId.
+	if expected && !(r.epoch == noEpoch || producerID == r.producerID ||
+		(producerID == r.prevProducerID && epochExhausted(epoch))) {
+		return 0, 0, fmt.Errorf("%w: transactional id %q maps to producer id %d epoch %d, not producer id %d epoch %d", ErrProducerFenced, t.id, r.producerID, r.epoch, producerID, epoch)
+	}
+	switch r.state {
+	case statePrepareCommit, statePrepareAbort:
+		return 0, 0, ErrConcurrentTransactions
+	case stateOngoing:
+		// Fence the producer and abort its transaction with the bumped
+		// epoch (Kafka's prepareFenceProducerEpoch).
+		next := r.clone()
+		if next.epoch < math.MaxInt16 {
+			next.epoch++
+		}
+		next.lastEpoch = noEpoch
+		next.state = statePrepareAbort
+		if err := c.finish(t, next, false); err != nil {
+			return 0, 0, err
+		}
+		c.mu.Lock()
+		r = t.rec.clone()
+		c.mu.Unlock()
+	case stateEmpty, stateCompleteCommit, stateCompleteAbort:
+	default:
+		return 0, 0, fmt.Errorf("txncoord: transactional id %q in state %s", t.id, r.state)
+	}
+	next := r.clone()
+	next.state, next.partitions, next.startMs = stateEmpty, nil, -1
+	next.timeoutMs = int32(min(timeout.Milliseconds(), math.MaxInt32))
+	if epochExhausted(r.epoch) && (!expected || epoch == r.epoch) {
+		// Kafka's prepareProducerIdRotation.
+		pid, err := c.ids.NewProducerID()
+		if err != nil {
+			return 0, 0, fmt.Errorf("txncoord: init producer id: %w", err)
+		}
+		next.prevProducerID, next.producerID, next.epoch = r.producerID, pid, 0
+		next.lastEpoch = noEpoch
+		if expected {
+			next.lastEpoch = r.epoch
+		}
+	} else {
+		// Kafka's prepareIncrementProducerEpoch.
+		switch {
+		case !expected:
+			next.epoch, next.lastEpoch = r.epoch+1, noEpoch
+		case r.epoch == noEpoch || epoch == r.epoch:
+			next.epoch, next.lastEpoch = r.epoch+1, r.epoch
+		case epoch == r.lastEpoch:
+			// A retry of a bump whose answer was lost: the same epoch.
+		default:
+			return 0, 0, fmt.Errorf("%w: transactional id %q is at epoch %d, the producer has %d", ErrProducerFenced, t.id, r.epoch, epoch)
+		}
+	}
+	if err := c.w.write(t.id, next); err != nil {
+		return 0, 0, err
+	}
+	c.settle(t, &next)
+	return next.producerID, next.epoch, nil
+}
+
+// AddPartitions adds tps to the transaction of txnID, as Kafka's
+// handleAddPartitionsToTransaction: the transaction begins (Ongoing)
+// with its first partition. The partitions are durable before it
+// returns; partitions already in the ongoing transaction are a success
+// with no write.
+func (c *Coordinator) AddPartitions(txnID string, producerID int64, epoch int16, tps []TopicPartition) error {
+	if txnID == "" {
+		return ErrInvalidRequest
+	}
+	c.mu.Lock()
+	if err := c.enterLocked("add partitions"); err != nil {
+		c.mu.Unlock()
+		return err
+	}
+	defer c.ops.Done()
+	t := c.lookup(txnID)
+	if t == nil {
+		c.mu.Unlock()
+		return fmt.Errorf("%w: unknown transactional id %q", ErrInvalidProducerIDMapping, txnID)
+	}
+	r := t.rec
+	switch {
+	case producerID != r.producerID:
+		c.mu.Unlock()
+		return fmt.Errorf("%w: transactional id %q maps to producer id %d, not %d", ErrInvalidProducerIDMapping, txnID, r.producerID, producerID)
+	case epoch != r.epoch:
+		c.mu.Unlock()
+		return fmt.Errorf("%w: transactional id %q is at epoch %d, the producer has %d", ErrProducerFenced, txnID, r.epoch, epoch)
+	case t.pending, r.state.prepared():
+		c.mu.Unlock()
+		return ErrConcurrentTransactions
+	}
+	next := r.clone()
+	if r.state != stateOngoing {
+		next.state, next.partitions, next.startMs = stateOngoing, nil, c.nowMs()
+	}
+	added := false
+	for _, tp := range tps {
+		if tp.Topic == "" || tp.Partition < 0 || len(tp.Topic) > maxTopicLen {
+			c.mu.Unlock()
+			return fmt.Errorf("%w: partition %q %d", ErrInvalidRequest, tp.Topic, tp.Partition)
+		}
+		if next.add(tp) {
+			added = true
+		}
+	}
+	if !added {
+		// Already in the ongoing transaction (or nothing given while
+		// none is ongoing: nothing to begin).
+		c.mu.Unlock()
+		return nil
+	}
+	t.pending = true
+	c.mu.Unlock()
+	if err := c.w.write(txnID, next); err != nil {
+		c.settle(t, nil)
+		return err
+	}
+	c.settle(t, &next)
+	if r.state != stateOngoing {
+		c.event(EventBegun)
+	}
+	return nil
+}
+
+// EndTxn ends the ongoing transaction of txnID with commit (true) or
+// abort, as Kafka's handleEndTransaction: the decision (PrepareCommit or
+// PrepareAbort) is made durable, every partition's marker is written
+// (durably), the Complete state is recorded, and then it returns. A
+// retry of the same decision after it completed succeeds; the other
+// decision is ErrInvalidTxnState, and so is EndTxn with no transaction
+// begun (Empty, as Kafka answers it). A decision whose markers failed
+// to write is retried by an EndTxn of the same decision (and by the
+// timeout scan).
+func (c *Coordinator) EndTxn(txnID string, producerID int64, epoch int16, commit bool) error {
+	if txnID == "" {
+		return ErrInvalidRequest
+	}
+	c.mu.Lock()
+	if err := c.enterLocked("end transaction"); err != nil {
+		c.mu.Unlock()
+		return err
+	}
+	defer c.ops.Done()
+	t := c.lookup(txnID)
+	if t == nil {
+		c.mu.Unlock()
+		return fmt.Errorf("%w: unknown transactional id %q", ErrInvalidProducerIDMapping, txnID)
+	}
+	r := t.rec
+	switch {
+	case producerID != r.producerID:
+		c.mu.Unlock()
+		return fmt.Errorf("%w: transactional id %q maps to producer id %d, not %d", ErrInvalidProducerIDMapping, txnID, r.producerID, producerID)
+	case epoch != r.epoch:
+		c.mu.Unlock()
+		return fmt.Errorf("%w: transactional id %q is at epoch %d, the producer has %d", ErrProducerFenced, txnID, r.epoch, epoch)
+	case t.pending:
+		c.mu.Unlock()
+		return ErrConcurrentTransactions
+	}
+	decision := statePrepareAbort
+	if commit {
+		decision = statePrepareCommit
+	}
+	var next record
+	var err error
+	switch {
+	case r.state == stateOngoing:
+		next = r.clone()
+		next.state = decision
+	case r.state == decision:
+		// A decision whose markers failed: write them again.
+		next = r.clone()
+	case r.state == stateCompleteCommit && commit, r.state == stateCompleteAbort && !commit:
+		// A retry of a completed EndTxn.
+		c.mu.Unlock()
+		return nil
+	default:
+		err = fmt.Errorf("%w: transactional id %q is %s, EndTxn asks to %s", ErrInvalidTxnState, txnID, r.state, decisionName(commit))
+	}
+	if err != nil {
+		c.mu.Unlock()
+		return err
+	}
+	t.pending = true
+	c.mu.Unlock()
+	err = c.finish(t, next, r.state == next.state)
+	c.settle(t, nil)
+	return err
+}
+
+func decisionName(commit bool) string {
+	if commit {
+		return "commit"
+	}
+	return "abort"
+}
+
+// finish carries out the decision prep (state PrepareCommit or
+// PrepareAbort) of t, whose pending is set (or, at Open, that nobody
+// else sees yet): it waits for the produces in flight, persists prep
+// durably (unless persisted, when prep is already t's persisted
+// state), writes every partition's marker, then records the Complete
+// state (a lazy write, see the package doc; durable at Open) and
+// reports the event. On error t keeps the last state persisted.
+func (c *Coordinator) finish(t *txn, prep record, persisted bool) error {
+	t.produce.Lock()
+	defer t.produce.Unlock()
+	if !persisted {
+		if err := c.w.write(t.id, prep); err != nil {
+			return err
+		}
+		c.mu.Lock()
+		t.rec = prep.clone()
+		c.mu.Unlock()
+	}
+	commit := prep.state == statePrepareCommit
+	for _, tp := range prep.partitions {
+		if err := c.markers.WriteMarker(tp, prep.producerID, prep.epoch, commit, c.epoch); err != nil {
+			return fmt.Errorf("txncoord: transactional id %q: %s marker for %s-%d: %w", t.id, decisionName(commit), tp.Topic, tp.Partition, err)
+		}
+	}
+	done := prep.clone()
+	done.state, done.partitions, done.startMs = stateCompleteAbort, nil, -1
+	if commit {
+		done.state = stateCompleteCommit
+	}
+	if c.opening {
+		if err := c.w.write(t.id, done); err != nil {
+			return err
+		}
+	} else {
+		c.w.writeLazy(t.id, done)
+	}
+	c.mu.Lock()
+	t.rec = done
+	c.mu.Unlock()
+	if commit {
+		c.event(EventCommitted)
+	} else {
+		c.event(EventAborted)
+	}
+	return nil
+}
+
+// BeginProduce admits a transactional batch of (producerID, epoch) for
+// tp: the transaction of txnID must be Ongoing with tp added. The
+// caller appends the batch and then calls release (after the append,
+// before waiting for durability); until then no marker can be written
+// for that transaction, so a batch can never land after its
+// transaction's marker (a fenced producer's batch racing the abort).
+// An unknown transactional id or another producer id is
+// ErrInvalidProducerIDMapping; an epoch other than the current one (or
+// the producer id before a rotation) ErrInvalidProducerEpoch; no
+// ongoing transaction, or tp not in it, ErrInvalidTxnState. While the
+// markers of the transaction are being written, BeginProduce waits for
+// them and then refuses.
+func (c *Coordinator) BeginProduce(txnID string, producerID int64, epoch int16, tp TopicPartition) (release func(), err error) {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil, fmt.Errorf("txncoord: begin produce: %w", ErrClosed)
+	}
+	t := c.lookup(txnID)
+	c.mu.Unlock()
+	if t == nil {
+		return nil, fmt.Errorf("%w: unknown transactional id %q", ErrInvalidProducerIDMapping, txnID)
+	}
+	t.produce.RLock()
+	c.mu.Lock()
+	r := &t.rec
+	switch {
+	case c.closed:
+		err = fmt.Errorf("txncoord: begin produce: %w", ErrClosed)
+	case producerID == r.prevProducerID && producerID != r.producerID:
+		err = fmt.Errorf("%w: producer id %d of transactional id %q was replaced by %d", ErrInvalidProducerEpoch, producerID, txnID, r.producerID)
+	case producerID != r.producerID:
+		err = fmt.Errorf("%w: transactional id %q maps to producer id %d, not %d", ErrInvalidProducerIDMapping, txnID, r.producerID, producerID)
+	case epoch != r.epoch:
+		err = fmt.Errorf("%w: transactional id %q is at epoch %d, the batch has %d", ErrInvalidProducerEpoch, txnID, r.epoch, epoch)
+	case r.state != stateOngoing:
+		err = fmt.Errorf("%w: transactional id %q has no ongoing transaction (%s)", ErrInvalidTxnState, txnID, r.state)
+	case !r.has(tp):
+		err = fmt.Errorf("%w: partition %s-%d is not in the transaction of %q", ErrInvalidTxnState, tp.Topic, tp.Partition, txnID)
+	}
+	c.mu.Unlock()
+	if err != nil {
+		t.produce.RUnlock()
+		return nil, err
+	}
+	var once sync.Once
+	return func() { once.Do(t.produce.RUnlock) }, nil
+}
+
+// Transaction is the state of one transactional id, as Describe and List
+// report it.
+type Transaction struct {
+	TransactionalID string
+	ProducerID      int64
+	Epoch           int16
+	State           string // Kafka's names: "Empty", "Ongoing", "PrepareCommit", ...
+	Timeout         time.Duration
+	Start           time.Time // of the ongoing transaction; zero when none
+	Partitions      []TopicPartition
+}
+
+func (t *txn) describe() Transaction {
+	out := Transaction{
+		TransactionalID: t.id,
+		ProducerID:      t.rec.producerID,
+		Epoch:           t.rec.epoch,
+		State:           t.rec.state.String(),
+		Timeout:         time.Duration(t.rec.timeoutMs) * time.Millisecond,
+		Partitions:      slices.Clone(t.rec.partitions),
+	}
+	if t.rec.startMs >= 0 {
+		out.Start = time.UnixMilli(t.rec.startMs)
+	}
+	return out
+}
+
+// Describe returns the state of txnID; false when the id is unknown.
+func (c *Coordinator) Describe(txnID string) (Transaction, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := c.lookup(txnID)
+	if t == nil {
+		return Transaction{}, false
+	}
+	return t.describe(), true
+}
+
+// List returns the state of every transactional id, sorted by id.
+func (c *Coordinator) List() []Transaction {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]Transaction, 0, len(c.txns))
+	for _, t := range c.txns {
+		if !t.fresh {
+			out = append(out, t.describe())
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].TransactionalID < out[j].TransactionalID })
+	return out
+}
+
+// scan aborts, every CheckInterval, the ongoing transactions older than
+// their timeout, and retries decisions whose markers failed.
+func (c *Coordinator) scan() {
+	defer close(c.scanDone)
+	tick := time.NewTicker(c.cfg.CheckInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-c.stop:
+			return
+		case <-tick.C:
+			c.checkTimeouts()
+		}
+	}
+}
+
+// checkTimeouts is one timeout scan: each Ongoing transaction whose
+// start plus timeout is before now is aborted as Kafka's
+// abortTimedOutTransactions does: the epoch is bumped first (so the
+// producer is fenced: its EndTxn gets ErrProducerFenced, its produces
+// ErrInvalidProducerEpoch), then its ABORT markers are written with the
+// bumped epoch. A Prepare state left by a failed marker write is
+// finished again.
+func (c *Coordinator) checkTimeouts() {
+	now := c.nowMs()
+	type job struct {
+		t         *txn
+		prep      record
+		persisted bool
+	}
+	var jobs []job
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return
+	}
+	for _, id := range slices.Sorted(maps.Keys(c.txns)) {
+		t := c.txns[id]
+		if t.pending || t.fresh {
+			continue
+		}
+		r := t.rec
+		switch {
+		case r.state == stateOngoing && r.startMs+int64(r.timeoutMs) < now:
+			next := r.clone()
+			if next.epoch < math.MaxInt16 {
+				next.epoch++
+			}
+			next.lastEpoch = noEpoch
+			next.state = statePrepareAbort
+			jobs = append(jobs, job{t: t, prep: next})
+		case r.state.prepared():
+			jobs = append(jobs, job{t: t, prep: r.clone(), persisted: true})
+		default:
+			continue
+		}
+		t.pending = true
+	}
+	c.ops.Add(len(jobs))
+	c.mu.Unlock()
+	for _, j := range jobs {
+		if !j.persisted {
+			c.log.Info("txncoord: aborting a timed-out transaction", "transactional_id", j.t.id, "producer_id", j.prep.producerID, "epoch", j.prep.epoch, "timeout_ms", j.prep.timeoutMs)
+			c.event(EventTimedOut)
+		}
+		if err := c.finish(j.t, j.prep, j.persisted); err != nil {
+			c.log.Error("txncoord: finishing a transaction", "transactional_id", j.t.id, "err", err)
+		}
+		c.settle(j.t, nil)
+		c.ops.Done()
+	}
+}

@@ -1,0 +1,78 @@
+package txncoord
+
+import (
+	"path/filepath"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// CheckTimeouts runs one timeout scan now.
+func (c *Coordinator) CheckTimeouts() { c.checkTimeouts() }
+
+// SeedRecord is a record for Seed.
+type SeedRecord struct {
+	State                      string
+	ProducerID, PrevProducerID int64
+	Epoch, LastEpoch           int16
+	TimeoutMs                  int32
+	StartMs                    int64
+	Partitions                 []TopicPartition
+}
+
+// Seed writes records into DIR/transactions.db (created if absent), as
+// a coordinator would have.
+func Seed(dir string, recs map[string]SeedRecord) error {
+	db, err := bolt.Open(filepath.Join(dir, FileName), 0o644, nil)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	return db.Update(func(tx *bolt.Tx) error {
+		b, err := tx.CreateBucketIfNotExists(bucketTransactions)
+		if err != nil {
+			return err
+		}
+		for id, s := range recs {
+			if err := b.Put([]byte(id), EncodeSeed(s)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// PutRaw writes val under key in bucket of DIR/transactions.db.
+func PutRaw(dir, bucket string, key, val []byte) error {
+	db, err := bolt.Open(filepath.Join(dir, FileName), 0o644, nil)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	return db.Update(func(tx *bolt.Tx) error {
+		b, err := tx.CreateBucketIfNotExists([]byte(bucket))
+		if err != nil {
+			return err
+		}
+		return b.Put(key, val)
+	})
+}
+
+// DecodeRecord decodes a record and encodes it again (for the fuzzer).
+func DecodeRecord(b []byte) ([]byte, error) {
+	r, err := decodeRecord(b)
+	if err != nil {
+		return nil, err
+	}
+	return r.encode(), nil
+}
+
+// EncodeSeed encodes s as a record value.
+func EncodeSeed(s SeedRecord) []byte {
+	r := record{producerID: s.ProducerID, prevProducerID: s.PrevProducerID, epoch: s.Epoch, lastEpoch: s.LastEpoch, timeoutMs: s.TimeoutMs, startMs: s.StartMs, partitions: s.Partitions}
+	for i, n := range stateNames {
+		if n == s.State {
+			r.state = state(i)
+		}
+	}
+	return r.encode()
+}

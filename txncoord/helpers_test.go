@@ -1,0 +1,238 @@
+package txncoord_test
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/logstore/logstore/txncoord"
+)
+
+// fakeIDs hands out producer ids from next upward.
+type fakeIDs struct {
+	mu   sync.Mutex
+	next int64
+	err  error
+}
+
+func (f *fakeIDs) NewProducerID() (int64, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err != nil {
+		return 0, f.err
+	}
+	id := f.next
+	f.next++
+	return id, nil
+}
+
+// marker is one WriteMarker call.
+type marker struct {
+	TP               txncoord.TopicPartition
+	ProducerID       int64
+	Epoch            int16
+	Commit           bool
+	CoordinatorEpoch int32
+}
+
+func (m marker) String() string {
+	return fmt.Sprintf("%s-%d pid %d epoch %d commit %v coord %d", m.TP.Topic, m.TP.Partition, m.ProducerID, m.Epoch, m.Commit, m.CoordinatorEpoch)
+}
+
+// fakeMarkers records markers; fail, when set, fails them (nothing
+// recorded); block, when set, is received from before each write
+// (entered is sent to first, when set).
+type fakeMarkers struct {
+	mu      sync.Mutex
+	written []marker
+	fail    error
+	entered chan marker
+	block   chan struct{}
+}
+
+func (f *fakeMarkers) WriteMarker(tp txncoord.TopicPartition, pid int64, epoch int16, commit bool, ce int32) error {
+	m := marker{tp, pid, epoch, commit, ce}
+	f.mu.Lock()
+	entered, block := f.entered, f.block
+	f.mu.Unlock()
+	if entered != nil {
+		entered <- m
+	}
+	if block != nil {
+		<-block
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.fail != nil {
+		return f.fail
+	}
+	f.written = append(f.written, m)
+	return nil
+}
+
+func (f *fakeMarkers) setFail(err error) {
+	f.mu.Lock()
+	f.fail = err
+	f.mu.Unlock()
+}
+
+// take returns the markers written since the last take.
+func (f *fakeMarkers) take() []marker {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := f.written
+	f.written = nil
+	return out
+}
+
+// fakeClock is a clock tests move by hand.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+// env is a coordinator on a directory with fakes around it.
+type env struct {
+	t       *testing.T
+	dir     string
+	ids     *fakeIDs
+	markers *fakeMarkers
+	clock   *fakeClock
+	events  *eventLog
+	cfg     txncoord.Config
+	c       *txncoord.Coordinator
+}
+
+type eventLog struct {
+	mu  sync.Mutex
+	got []txncoord.Event
+}
+
+func (l *eventLog) add(e txncoord.Event) {
+	l.mu.Lock()
+	l.got = append(l.got, e)
+	l.mu.Unlock()
+}
+
+func (l *eventLog) take() []txncoord.Event {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := l.got
+	l.got = nil
+	return out
+}
+
+const testTimeout = time.Minute
+
+var (
+	tpA0 = txncoord.TopicPartition{Topic: "a", Partition: 0}
+	tpA1 = txncoord.TopicPartition{Topic: "a", Partition: 1}
+	tpB0 = txncoord.TopicPartition{Topic: "b", Partition: 0}
+)
+
+// newEnv opens a coordinator in a new directory. The timeout scan runs
+// only when a test calls CheckTimeouts (its interval is a day).
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	e := &env{t: t, dir: t.TempDir(), ids: &fakeIDs{next: 1000}, markers: &fakeMarkers{},
+		clock: &fakeClock{now: time.UnixMilli(1_700_000_000_000)}, events: &eventLog{}}
+	e.cfg = txncoord.Config{CheckInterval: 24 * time.Hour, Now: e.clock.Now, Events: e.events.add}
+	e.open()
+	return e
+}
+
+func (e *env) open() {
+	e.t.Helper()
+	c, err := txncoord.Open(e.dir, e.ids, e.markers, e.cfg)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.c = c
+	e.t.Cleanup(func() { c.Close() })
+}
+
+func (e *env) reopen() {
+	e.t.Helper()
+	if err := e.c.Close(); err != nil {
+		e.t.Fatal(err)
+	}
+	e.open()
+}
+
+func (e *env) init(id string) (int64, int16) {
+	e.t.Helper()
+	pid, epoch, err := e.c.InitProducerID(id, testTimeout, -1, -1)
+	if err != nil {
+		e.t.Fatalf("init %q: %v", id, err)
+	}
+	return pid, epoch
+}
+
+func (e *env) add(id string, pid int64, epoch int16, tps ...txncoord.TopicPartition) {
+	e.t.Helper()
+	if err := e.c.AddPartitions(id, pid, epoch, tps); err != nil {
+		e.t.Fatalf("add partitions %q: %v", id, err)
+	}
+}
+
+func (e *env) end(id string, pid int64, epoch int16, commit bool) {
+	e.t.Helper()
+	if err := e.c.EndTxn(id, pid, epoch, commit); err != nil {
+		e.t.Fatalf("end %q commit %v: %v", id, commit, err)
+	}
+}
+
+// state returns the state of id, "" when unknown.
+func (e *env) state(id string) txncoord.Transaction {
+	e.t.Helper()
+	tx, ok := e.c.Describe(id)
+	if !ok {
+		e.t.Fatalf("%q unknown", id)
+	}
+	return tx
+}
+
+func (e *env) wantState(id, want string) txncoord.Transaction {
+	e.t.Helper()
+	tx := e.state(id)
+	if tx.State != want {
+		e.t.Fatalf("%q is %s, want %s (%+v)", id, tx.State, want, tx)
+	}
+	return tx
+}
+
+func wantErr(t *testing.T, what string, err, want error) {
+	t.Helper()
+	if !errors.Is(err, want) {
+		t.Fatalf("%s: %v, want %v", what, err, want)
+	}
+}
+
+func wantMarkers(t *testing.T, got []marker, want ...marker) {
+	t.Helper()
+	if !slices.Equal(got, want) {
+		t.Fatalf("markers\n%v\nwant\n%v", got, want)
+	}
+}
+
+func wantEvents(t *testing.T, got []txncoord.Event, want ...txncoord.Event) {
+	t.Helper()
+	if !slices.Equal(got, want) {
+		t.Fatalf("events %v, want %v", got, want)
+	}
+}

@@ -1,0 +1,70 @@
+package txncoord_test
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/logstore/logstore"
+	"github.com/logstore/logstore/recordbatch"
+	"github.com/logstore/logstore/txncoord"
+)
+
+// txnBatch is a transactional batch of n records.
+func txnBatch(pid int64, epoch int16, seq int32, n int) []byte {
+	b := recordbatch.NewBuilder(0)
+	b.ProducerID, b.ProducerEpoch, b.BaseSequence = pid, epoch, seq
+	b.Transactional = true
+	for i := range n {
+		if err := b.Append(time.Now().UnixMilli(), nil, fmt.Appendf(nil, "p%d-s%d-%d", pid, seq, i), nil); err != nil {
+			panic(err)
+		}
+	}
+	out, err := b.AppendTo(nil)
+	if err != nil {
+		panic(err)
+	}
+	return out
+}
+
+// TestStoreMarkers: StoreMarkers ends the open transaction of a real
+// partition durably, skips a partition that does not exist (without
+// making it), and reports a marker the partition refuses.
+func TestStoreMarkers(t *testing.T) {
+	dir := t.TempDir()
+	s, err := logstore.Open(dir, logstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	p, err := s.Partition("t", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Append(txnBatch(4, 2, 0, 3)); err != nil {
+		t.Fatal(err)
+	}
+	if lso := p.LastStableOffset(); lso != 0 {
+		t.Fatalf("LSO with an open transaction: %d", lso)
+	}
+	m := txncoord.StoreMarkers(s)
+	if err := m.WriteMarker(txncoord.TopicPartition{Topic: "t", Partition: 0}, 4, 2, true, 1); err != nil {
+		t.Fatal(err)
+	}
+	if lso, end := p.LastStableOffset(), p.EndOffset(); lso != end || end != 4 {
+		t.Fatalf("after the marker: LSO %d, end %d; want 4, 4", lso, end)
+	}
+	// A partition that does not exist: skipped, not made.
+	if err := m.WriteMarker(txncoord.TopicPartition{Topic: "gone", Partition: 3}, 4, 2, false, 1); err != nil {
+		t.Fatalf("missing partition: %v", err)
+	}
+	if _, err := s.ExistingPartition("gone", 3); !errors.Is(err, logstore.ErrNoPartition) {
+		t.Fatalf("the missing partition was made: %v", err)
+	}
+	// Refused: an older producer epoch.
+	var refused *logstore.RefusedError
+	if err := m.WriteMarker(txncoord.TopicPartition{Topic: "t", Partition: 0}, 4, 1, false, 1); !errors.As(err, &refused) {
+		t.Fatalf("older epoch marker: %v, want a *logstore.RefusedError", err)
+	}
+}

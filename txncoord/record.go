@@ -1,0 +1,241 @@
+package txncoord
+
+import (
+	"cmp"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"slices"
+)
+
+// state is a transaction state, as Kafka's TransactionState. The values
+// are part of the file format (the state byte of a record).
+type state uint8
+
+const (
+	stateEmpty state = iota
+	stateOngoing
+	statePrepareCommit
+	statePrepareAbort
+	stateCompleteCommit
+	stateCompleteAbort
+	stateDead
+	numStates
+)
+
+var stateNames = [numStates]string{"Empty", "Ongoing", "PrepareCommit", "PrepareAbort", "CompleteCommit", "CompleteAbort", "Dead"}
+
+func (s state) String() string {
+	if s < numStates {
+		return stateNames[s]
+	}
+	return fmt.Sprintf("state(%d)", uint8(s))
+}
+
+// prepared reports whether s is PrepareCommit or PrepareAbort: a
+// decision taken whose markers may not all be written.
+func (s state) prepared() bool { return s == statePrepareCommit || s == statePrepareAbort }
+
+// record is one transactional id's durable state: the value of its key
+// in the transactions bucket.
+type record struct {
+	state state
+	// producerID and epoch are the ones the id maps to now; epoch -1
+	// only for an id whose first InitProducerID is not persisted yet
+	// (never stored).
+	producerID int64
+	epoch      int16
+	// prevProducerID is the producer id before the last rotation (epoch
+	// exhaustion), -1 when none; lastEpoch the epoch before the last
+	// bump that a retried InitProducerID may name (Kafka's
+	// lastProducerEpoch), -1 when none.
+	prevProducerID int64
+	lastEpoch      int16
+	// timeoutMs is the transaction timeout the producer asked for.
+	timeoutMs int32
+	// startMs is when the ongoing transaction began (its first
+	// AddPartitions), Unix milliseconds; -1 when none is ongoing.
+	startMs int64
+	// partitions are the partitions of the transaction (Ongoing or
+	// Prepare*), sorted; none in the other states.
+	partitions []TopicPartition
+}
+
+// clone returns r with its own partitions slice.
+func (r record) clone() record {
+	r.partitions = slices.Clone(r.partitions)
+	return r
+}
+
+// has reports whether tp is one of r's partitions.
+func (r *record) has(tp TopicPartition) bool {
+	_, ok := slices.BinarySearchFunc(r.partitions, tp, compareTP)
+	return ok
+}
+
+// add adds tp to r's partitions, keeping them sorted; it reports whether
+// tp was new.
+func (r *record) add(tp TopicPartition) bool {
+	i, ok := slices.BinarySearchFunc(r.partitions, tp, compareTP)
+	if ok {
+		return false
+	}
+	r.partitions = slices.Insert(r.partitions, i, tp)
+	return true
+}
+
+func compareTP(a, b TopicPartition) int {
+	if c := cmp.Compare(a.Topic, b.Topic); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Partition, b.Partition)
+}
+
+// recordVersion is the record layout this build writes and reads.
+const recordVersion = 1
+
+// recordHeaderSize is the fixed part of a version 1 record.
+const recordHeaderSize = 42
+
+// maxTopicLen bounds a topic name in a record: Kafka's limit is 249
+// characters; the field is 2 bytes.
+const maxTopicLen = math.MaxUint16
+
+// encode returns r in the version 1 layout (big-endian):
+//
+//	offset size field
+//	0      1    version (1)
+//	1      1    state (0 Empty ... 6 Dead)
+//	2      8    producer id
+//	10     2    producer epoch
+//	12     8    previous producer id (-1: none)
+//	20     2    last producer epoch (-1: none)
+//	22     4    transaction timeout, ms
+//	26     8    start of the ongoing transaction, Unix ms (-1: none)
+//	34     4    unused, 0
+//	38     4    partition count n
+//	42     ...  n times: topic length (2), topic, partition (4)
+func (r *record) encode() []byte {
+	n := recordHeaderSize
+	for _, tp := range r.partitions {
+		n += 2 + len(tp.Topic) + 4
+	}
+	b := make([]byte, 0, n)
+	b = append(b, recordVersion, byte(r.state))
+	b = binary.BigEndian.AppendUint64(b, uint64(r.producerID))
+	b = binary.BigEndian.AppendUint16(b, uint16(r.epoch))
+	b = binary.BigEndian.AppendUint64(b, uint64(r.prevProducerID))
+	b = binary.BigEndian.AppendUint16(b, uint16(r.lastEpoch))
+	b = binary.BigEndian.AppendUint32(b, uint32(r.timeoutMs))
+	b = binary.BigEndian.AppendUint64(b, uint64(r.startMs))
+	b = binary.BigEndian.AppendUint32(b, 0)
+	b = binary.BigEndian.AppendUint32(b, uint32(len(r.partitions)))
+	for _, tp := range r.partitions {
+		b = binary.BigEndian.AppendUint16(b, uint16(len(tp.Topic)))
+		b = append(b, tp.Topic...)
+		b = binary.BigEndian.AppendUint32(b, uint32(tp.Partition))
+	}
+	return b
+}
+
+// decodeError is why a record did not decode and where.
+type decodeError struct {
+	offset int
+	reason string
+}
+
+func (e *decodeError) Error() string { return fmt.Sprintf("byte %d: %s", e.offset, e.reason) }
+
+func bad(off int, format string, args ...any) *decodeError {
+	return &decodeError{offset: off, reason: fmt.Sprintf(format, args...)}
+}
+
+// decodeRecord decodes a record encoded by encode. It checks every
+// length against the bytes before it reads or allocates, and the values
+// against what the coordinator can have written; it never panics.
+func decodeRecord(b []byte) (record, error) {
+	var r record
+	if len(b) < 1 {
+		return r, bad(0, "empty value")
+	}
+	if b[0] != recordVersion {
+		return r, bad(0, "record version %d, this build reads %d", b[0], recordVersion)
+	}
+	if len(b) < recordHeaderSize {
+		return r, bad(len(b), "record of %d bytes is shorter than its %d-byte header", len(b), recordHeaderSize)
+	}
+	r.state = state(b[1])
+	if r.state >= numStates {
+		return r, bad(1, "unknown state %d", b[1])
+	}
+	r.producerID = int64(binary.BigEndian.Uint64(b[2:]))
+	if r.producerID < 0 {
+		return r, bad(2, "producer id %d is negative", r.producerID)
+	}
+	r.epoch = int16(binary.BigEndian.Uint16(b[10:]))
+	if r.epoch < 0 {
+		return r, bad(10, "producer epoch %d is negative", r.epoch)
+	}
+	r.prevProducerID = int64(binary.BigEndian.Uint64(b[12:]))
+	if r.prevProducerID < -1 {
+		return r, bad(12, "previous producer id %d is below -1", r.prevProducerID)
+	}
+	r.lastEpoch = int16(binary.BigEndian.Uint16(b[20:]))
+	if r.lastEpoch < -1 {
+		return r, bad(20, "last producer epoch %d is below -1", r.lastEpoch)
+	}
+	r.timeoutMs = int32(binary.BigEndian.Uint32(b[22:]))
+	if r.timeoutMs <= 0 {
+		return r, bad(22, "transaction timeout %d ms is not positive", r.timeoutMs)
+	}
+	r.startMs = int64(binary.BigEndian.Uint64(b[26:]))
+	if r.startMs < -1 {
+		return r, bad(26, "start time %d is below -1", r.startMs)
+	}
+	open := r.state == stateOngoing || r.state.prepared()
+	if open != (r.startMs >= 0) {
+		return r, bad(26, "start time %d in state %s", r.startMs, r.state)
+	}
+	if u := binary.BigEndian.Uint32(b[34:]); u != 0 {
+		return r, bad(34, "unused field is %d, not 0", u)
+	}
+	n := binary.BigEndian.Uint32(b[38:])
+	off := recordHeaderSize
+	// Each partition takes at least 6 bytes: check the count against
+	// the bytes left before allocating for it.
+	if uint64(n) > uint64(len(b)-off)/6 {
+		return r, bad(38, "partition count %d does not fit in the %d bytes left", n, len(b)-off)
+	}
+	if (n > 0) != open {
+		return r, bad(38, "%d partitions in state %s", n, r.state)
+	}
+	if n > 0 {
+		r.partitions = make([]TopicPartition, 0, n)
+	}
+	for i := range n {
+		if len(b)-off < 2 {
+			return r, bad(off, "partition %d: topic length cut off", i)
+		}
+		l := int(binary.BigEndian.Uint16(b[off:]))
+		if l == 0 {
+			return r, bad(off, "partition %d: empty topic", i)
+		}
+		off += 2
+		if len(b)-off < l+4 {
+			return r, bad(off, "partition %d: topic of %d bytes and partition cut off (%d bytes left)", i, l, len(b)-off)
+		}
+		tp := TopicPartition{Topic: string(b[off : off+l]), Partition: int32(binary.BigEndian.Uint32(b[off+l:]))}
+		if tp.Partition < 0 {
+			return r, bad(off+l, "partition %d: partition number %d is negative", i, tp.Partition)
+		}
+		if len(r.partitions) > 0 && compareTP(r.partitions[len(r.partitions)-1], tp) >= 0 {
+			return r, bad(off-2, "partition %d: %s-%d is not after %s-%d", i, tp.Topic, tp.Partition, r.partitions[len(r.partitions)-1].Topic, r.partitions[len(r.partitions)-1].Partition)
+		}
+		r.partitions = append(r.partitions, tp)
+		off += l + 4
+	}
+	if off != len(b) {
+		return r, bad(off, "%d bytes after the last partition", len(b)-off)
+	}
+	return r, nil
+}

@@ -1,0 +1,68 @@
+package logstore
+
+import "github.com/logstore/logstore/recordbatch"
+
+// openTxnBefore marks the transaction that client batch b begins (a
+// transactional batch of a producer with none open) as open at the
+// offset the log is about to give b, before b is written. DurableEnd can
+// cover b as soon as the log holds it (at once under SyncInterval and
+// SyncNever, at any group commit under SyncAlways), and the last stable
+// offset must never pass a batch of an open transaction, not even
+// between the write and noteTxn. It returns whether it marked one, for
+// unopenTxn when the write fails. The caller holds appendMu.
+func (p *Partition) openTxnBefore(b recordbatch.Batch) bool {
+	if !b.HasProducerID() || !b.Attributes().Transactional() || b.Attributes().Control() {
+		return false
+	}
+	if _, ok := p.txns.open[b.ProducerID()]; ok {
+		return false
+	}
+	p.txns.open[b.ProducerID()] = p.log.EndOffset()
+	p.txns.recompute()
+	return true
+}
+
+// unopenTxn undoes openTxnBefore for producer id pid after a failed
+// write. The caller holds appendMu.
+func (p *Partition) unopenTxn(pid int64) {
+	delete(p.txns.open, pid)
+	p.txns.recompute()
+}
+
+// decidedTxn is a transaction ended by a marker: its first offset, and
+// the offset after its marker.
+type decidedTxn struct{ first, end int64 }
+
+// noteDecided keeps the transaction from first that the marker ending
+// below end has just decided, until the marker is below the high
+// watermark: the LSO stays at first until then, as Kafka's
+// unreplicated transactions hold it. Called before noteTxn removes the
+// transaction from the open ones, so a reader of the LSO always finds it
+// in one of the two; it drops the entries whose markers are durable. The
+// caller holds appendMu.
+func (p *Partition) noteDecided(first, end int64) {
+	hw := p.DurableEnd()
+	var keep []decidedTxn
+	if old := p.txns.decided.Load(); old != nil {
+		for _, t := range *old {
+			if t.end > hw {
+				keep = append(keep, t)
+			}
+		}
+	}
+	keep = append(keep, decidedTxn{first: first, end: end})
+	p.txns.decided.Store(&keep)
+}
+
+// undurable returns lso lowered to the first offset of every decided
+// transaction whose marker is not below hw.
+func (t *txnTracker) undurable(hw, lso int64) int64 {
+	if d := t.decided.Load(); d != nil {
+		for _, txn := range *d {
+			if txn.end > hw && txn.first < lso {
+				lso = txn.first
+			}
+		}
+	}
+	return lso
+}
