@@ -114,6 +114,9 @@ type group struct {
 	remaining      time.Duration
 	subscribed     map[string]bool // nil: unknown
 	offsets        map[TopicPartition]offsetRecord
+	// txnOffsets are the offsets of transactions not ended yet, by
+	// producer id (TxnOffsetCommit).
+	txnOffsets map[int64]map[TopicPartition]offsetRecord
 }
 
 // Open opens (creating it if absent) DIR/groups.db and loads every group
@@ -178,13 +181,20 @@ func Open(dir string, cfg Config) (*Coordinator, error) {
 		}
 		g.offsets = offs
 	}
+	for id, byPID := range l.pending {
+		g := c.groups[id]
+		if g == nil {
+			g = c.newGroup(id)
+		}
+		g.txnOffsets = byPID
+	}
 	c.com = newCommitter(db, path, nil)
 	c.scheduleScan()
 	return c, nil
 }
 
 func (c *Coordinator) newGroup(id string) *group {
-	g := &group{id: id, state: Empty, stateTime: c.clk.Now(), static: map[string]string{}, pending: map[string]uint64{}, offsets: map[TopicPartition]offsetRecord{}}
+	g := &group{id: id, state: Empty, stateTime: c.clk.Now(), static: map[string]string{}, pending: map[string]uint64{}, offsets: map[TopicPartition]offsetRecord{}, txnOffsets: map[int64]map[TopicPartition]offsetRecord{}}
 	c.groups[id] = g
 	return g
 }

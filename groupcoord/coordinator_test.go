@@ -275,7 +275,7 @@ func TestCommitRules(t *testing.T) {
 	if c := e.commit(CommitRequest{Group: "nogroup", Generation: 2, Offsets: off(0, 5)}); c[0] != IllegalGeneration {
 		t.Fatal(c)
 	}
-	got, _ := e.c.Fetch("simple", []TopicPartition{{"t", 0}, {"t", 1}})
+	got, _ := e.c.Fetch("simple", []TopicPartition{{"t", 0}, {"t", 1}}, false)
 	if got[0].Offset != 5 || got[0].LeaderEpoch != 3 || got[0].Metadata != "m" || got[1].Offset != -1 {
 		t.Fatalf("fetch %+v", got)
 	}
@@ -307,7 +307,7 @@ func TestCommitRules(t *testing.T) {
 	if c := e.commit(CommitRequest{Group: "g", MemberID: ids[0], Generation: r.Generation, Offsets: off(1, 10)}); c[0] != RebalanceInProgress {
 		t.Fatal(c)
 	}
-	all, _ := e.c.Fetch("g", nil)
+	all, _ := e.c.Fetch("g", nil, false)
 	if len(all) != 2 || all[0].Offset != 7 || all[1].Offset != 9 {
 		t.Fatalf("all offsets %+v", all)
 	}
@@ -327,7 +327,7 @@ func TestReopenKeepsOffsetsAndGeneration(t *testing.T) {
 	}
 	e.commit(CommitRequest{Group: "simple", Generation: -1, Offsets: []OffsetCommit{{TopicPartition: TopicPartition{"u", 0}, Offset: 1}}})
 	e.reopen()
-	got, _ := e.c.Fetch("g", nil)
+	got, _ := e.c.Fetch("g", nil, false)
 	if len(got) != 1 || got[0].Offset != 42 || got[0].Metadata != "meta" {
 		t.Fatalf("after reopen %+v", got)
 	}
@@ -360,10 +360,10 @@ func TestRetention(t *testing.T) {
 		e.c.Heartbeat("g", ids[0], "", gen)
 	}
 	e.c.ExpireOffsets()
-	if got, _ := e.c.Fetch("g", nil); len(got) != 1 {
+	if got, _ := e.c.Fetch("g", nil, false); len(got) != 1 {
 		t.Fatalf("stable group lost its offsets: %+v", got)
 	}
-	if got, _ := e.c.Fetch("simple", nil); len(got) != 0 {
+	if got, _ := e.c.Fetch("simple", nil, false); len(got) != 0 {
 		t.Fatalf("simple consumer's old offset kept: %+v", got)
 	}
 	if l := e.c.List(nil); len(l) != 1 {
@@ -375,12 +375,12 @@ func TestRetention(t *testing.T) {
 	}
 	e.clk.Advance(time.Minute - time.Second)
 	e.c.ExpireOffsets()
-	if got, _ := e.c.Fetch("g", nil); len(got) != 1 {
+	if got, _ := e.c.Fetch("g", nil, false); len(got) != 1 {
 		t.Fatalf("expired before the retention since Empty: %+v", got)
 	}
 	e.reopen()
 	e.clk.Advance(30 * time.Second) // the scan timer fires and expires
-	if got, _ := e.c.Fetch("g", nil); len(got) != 0 {
+	if got, _ := e.c.Fetch("g", nil, false); len(got) != 0 {
 		t.Fatalf("kept after retention: %+v", got)
 	}
 	e.reopen()
@@ -419,7 +419,7 @@ func TestDeleteGroupsAndOffsets(t *testing.T) {
 	if top != None || codes[0] != GroupSubscribedToTopic || codes[1] != None {
 		t.Fatal(top, codes)
 	}
-	if got, _ := e.c.Fetch("g", nil); len(got) != 1 || got[0].Topic != "sub" {
+	if got, _ := e.c.Fetch("g", nil, false); len(got) != 1 || got[0].Topic != "sub" {
 		t.Fatalf("%+v", got)
 	}
 	if top, _ := delOffsets("absent", TopicPartition{"sub", 0}); top != GroupIDNotFound {
@@ -433,7 +433,7 @@ func TestDeleteGroupsAndOffsets(t *testing.T) {
 	if l := e.c.List(nil); len(l) != 0 {
 		t.Fatalf("%+v", l)
 	}
-	if got, _ := e.c.Fetch("g", []TopicPartition{{"sub", 0}}); got[0].Offset != -1 {
+	if got, _ := e.c.Fetch("g", []TopicPartition{{"sub", 0}}, false); got[0].Offset != -1 {
 		t.Fatalf("%+v", got)
 	}
 }

@@ -24,6 +24,7 @@ var (
 	bucketMeta    = []byte("meta")
 	bucketGroups  = []byte("groups")
 	bucketOffsets = []byte("offsets")
+	bucketPending = []byte("pending")
 	keyVersion    = []byte("version")
 )
 
@@ -57,12 +58,14 @@ func openBolt(path string, opts *bolt.Options) (db *bolt.DB, err error) {
 type loaded struct {
 	groups  map[string]groupRecord
 	offsets map[string]map[TopicPartition]offsetRecord
+	// pending: group, producer id, partition.
+	pending map[string]map[int64]map[TopicPartition]offsetRecord
 }
 
 // readAll reads every record in tx. With create, missing buckets are
 // made and the format version written (tx must be writable).
 func readAll(tx *bolt.Tx, path string, create bool) (loaded, error) {
-	res := loaded{groups: map[string]groupRecord{}, offsets: map[string]map[TopicPartition]offsetRecord{}}
+	res := loaded{groups: map[string]groupRecord{}, offsets: map[string]map[TopicPartition]offsetRecord{}, pending: map[string]map[int64]map[TopicPartition]offsetRecord{}}
 	meta := tx.Bucket(bucketMeta)
 	if meta == nil && create {
 		var err error
@@ -72,7 +75,7 @@ func readAll(tx *bolt.Tx, path string, create bool) (loaded, error) {
 		if err := meta.Put(keyVersion, []byte{formatVersion}); err != nil {
 			return res, err
 		}
-		for _, b := range [][]byte{bucketGroups, bucketOffsets} {
+		for _, b := range [][]byte{bucketGroups, bucketOffsets, bucketPending} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return res, err
 			}
@@ -128,6 +131,42 @@ func readAll(tx *bolt.Tx, path string, create bool) (loaded, error) {
 		m[tp] = r
 		return nil
 	})
+	if err != nil {
+		return res, err
+	}
+	// A file of an earlier layout of format 1 may lack the bucket: no
+	// pending offsets then.
+	pending := tx.Bucket(bucketPending)
+	if pending == nil {
+		return res, nil
+	}
+	err = pending.ForEach(func(k, v []byte) error {
+		if v == nil {
+			return &DamagedError{File: path, Bucket: string(bucketPending), Key: clone(k), Reason: "a nested bucket, not a record"}
+		}
+		g, tp, pid, err := decodePendingKey(k)
+		if err != nil {
+			de := err.(*decodeError)
+			return &DamagedError{File: path, Bucket: string(bucketPending), Key: clone(k), InKey: true, Offset: de.offset, Reason: de.reason}
+		}
+		r, err := decodeOffsetRecord(v)
+		if err != nil {
+			de := err.(*decodeError)
+			return &DamagedError{File: path, Bucket: string(bucketPending), Key: clone(k), Offset: de.offset, Reason: de.reason}
+		}
+		byPID := res.pending[g]
+		if byPID == nil {
+			byPID = map[int64]map[TopicPartition]offsetRecord{}
+			res.pending[g] = byPID
+		}
+		m := byPID[pid]
+		if m == nil {
+			m = map[TopicPartition]offsetRecord{}
+			byPID[pid] = m
+		}
+		m[tp] = r
+		return nil
+	})
 	return res, err
 }
 
@@ -141,8 +180,10 @@ const (
 	opPutGroup
 	opDeleteOffset
 	// opDeleteGroup deletes the group record and every offset of the
-	// group (the keys under groupPrefix).
+	// group, committed or pending (the keys under groupPrefix).
 	opDeleteGroup
+	opPutPending
+	opDeletePending
 )
 
 type op struct {
@@ -238,6 +279,10 @@ func (c *committer) commit(items []*item) {
 	if n > 0 {
 		err = c.db.Update(func(tx *bolt.Tx) error {
 			offsets, groups := tx.Bucket(bucketOffsets), tx.Bucket(bucketGroups)
+			pending, err := tx.CreateBucketIfNotExists(bucketPending)
+			if err != nil {
+				return err
+			}
 			for _, it := range items {
 				for _, o := range it.ops {
 					var err error
@@ -248,15 +293,24 @@ func (c *committer) commit(items []*item) {
 						err = groups.Put(o.key, o.val)
 					case opDeleteOffset:
 						err = offsets.Delete(o.key)
+					case opPutPending:
+						err = pending.Put(o.key, o.val)
+					case opDeletePending:
+						err = pending.Delete(o.key)
 					case opDeleteGroup:
 						err = groups.Delete(o.key)
 						if err != nil {
 							break
 						}
 						prefix := groupPrefix(string(o.key))
-						cur := offsets.Cursor()
-						for k, _ := cur.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = cur.Seek(prefix) {
-							if err = cur.Delete(); err != nil {
+						for _, b := range []*bolt.Bucket{offsets, pending} {
+							cur := b.Cursor()
+							for k, _ := cur.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = cur.Seek(prefix) {
+								if err = cur.Delete(); err != nil {
+									break
+								}
+							}
+							if err != nil {
 								break
 							}
 						}

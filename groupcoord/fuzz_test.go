@@ -127,3 +127,21 @@ func TestDamagedFile(t *testing.T) {
 		})
 	})
 }
+
+func FuzzDecodePendingKey(f *testing.F) {
+	f.Add(pendingKey("group", TopicPartition{"topic", 3}, 42))
+	f.Add([]byte{0, 1, 'g', 0, 1, 't', 0, 0, 0, 0, 0, 0, 0, 0})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		g, tp, pid, err := decodePendingKey(b)
+		if err != nil {
+			var de *decodeError
+			if !errors.As(err, &de) || de.offset < 0 || de.offset > len(b) {
+				t.Fatalf("error %v", err)
+			}
+			return
+		}
+		if string(pendingKey(g, tp, pid)) != string(b) {
+			t.Fatalf("round trip %x", b)
+		}
+	})
+}

@@ -125,7 +125,10 @@ func (c *Coordinator) validateCommit(g *group, memberID, instanceID string, gene
 // Fetch handles an OffsetFetch: the committed offsets of group for tps,
 // or for every partition it has offsets of when tps is nil, sorted by
 // topic and partition. A partition without an offset answers -1.
-func (c *Coordinator) Fetch(group string, tps []TopicPartition) ([]Offset, Code) {
+//
+// With requireStable, a partition with offsets pending in a transaction
+// answers UNSTABLE_OFFSET_COMMIT (OffsetFetch v7+), as Kafka.
+func (c *Coordinator) Fetch(group string, tps []TopicPartition, requireStable bool) ([]Offset, Code) {
 	c.lock()
 	defer c.unlock()
 	if c.closed {
@@ -147,7 +150,9 @@ func (c *Coordinator) Fetch(group string, tps []TopicPartition) ([]Offset, Code)
 	out := make([]Offset, 0, len(tps))
 	for _, tp := range tps {
 		o := Offset{TopicPartition: tp, Offset: -1, LeaderEpoch: -1}
-		if g != nil {
+		if g != nil && requireStable && g.unstable(tp) {
+			o.Code = UnstableOffsetCommit
+		} else if g != nil {
 			if r, ok := g.offsets[tp]; ok {
 				o.Offset, o.LeaderEpoch, o.Metadata, o.Committed = r.offset, r.leaderEpoch, r.metadata, time.UnixMilli(r.commitMs)
 			}
@@ -399,7 +404,7 @@ func (c *Coordinator) expire() []op {
 				ops = append(ops, op{kind: opDeleteOffset, key: offsetKey(g.id, tp)})
 			}
 		}
-		if g.state == Empty && len(g.offsets) == 0 && len(g.members) == 0 && len(g.pending) == 0 {
+		if g.state == Empty && len(g.offsets) == 0 && len(g.members) == 0 && len(g.pending) == 0 && len(g.txnOffsets) == 0 {
 			c.killGroup(g)
 			ops = append(ops, op{kind: opDeleteGroup, key: []byte(g.id)})
 		}

@@ -138,6 +138,9 @@ type Offset struct {
 	Metadata    string
 	// Committed is when it was committed (zero when nothing is).
 	Committed time.Time
+	// Code is the partition's error: UNSTABLE_OFFSET_COMMIT when stable
+	// offsets were asked for and a transaction holds one pending.
+	Code Code
 }
 
 // GroupListing is one group of ListGroups.

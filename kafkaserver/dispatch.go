@@ -62,6 +62,8 @@ func init() {
 		{key: 16, name: "ListGroups", min: 0, max: 4, handle: handleListGroups},
 		{key: 42, name: "DeleteGroups", min: 0, max: 2, handle: handleDeleteGroups},
 		{key: 47, name: "OffsetDelete", min: 0, max: 0, handle: handleOffsetDelete},
+		{key: 25, name: "AddOffsetsToTxn", min: 0, max: 3, handle: handleAddOffsetsToTxn},
+		{key: 28, name: "TxnOffsetCommit", min: 0, max: 3, handle: handleTxnOffsetCommit},
 		{key: 24, name: "AddPartitionsToTxn", min: 0, max: 3, handle: handleAddPartitionsToTxn},
 		{key: 26, name: "EndTxn", min: 0, max: 4, handle: handleEndTxn},
 		{key: 61, name: "DescribeProducers", min: 0, max: 0, handle: handleDescribeProducers},

@@ -71,7 +71,9 @@ func handleOffsetCommit(s *Server, c *conn, req kmsg.Request, p *pending) error 
 }
 
 // handleOffsetFetch: OffsetFetch v1-8 (v2+: null topics is every
-// committed partition, and a top-level error; v8: several groups).
+// committed partition, and a top-level error; v7+: RequireStable, a
+// partition with offsets pending in a transaction is 88
+// UNSTABLE_OFFSET_COMMIT; v8: several groups).
 // A partition without a committed offset answers -1.
 func handleOffsetFetch(s *Server, c *conn, req kmsg.Request, p *pending) error {
 	r := req.(*kmsg.OffsetFetchRequest)
@@ -87,7 +89,7 @@ func handleOffsetFetch(s *Server, c *conn, req kmsg.Request, p *pending) error {
 				}
 			}
 		}
-		return s.groups.Fetch(group, tps)
+		return s.groups.Fetch(group, tps, r.RequireStable)
 	}
 	if r.Version < 8 {
 		topics, order := map[string][]int32{}, []string(nil)
@@ -112,9 +114,11 @@ func handleOffsetFetch(s *Server, c *conn, req kmsg.Request, p *pending) error {
 			rp := kmsg.NewOffsetFetchResponseTopicPartition()
 			rp.Partition, rp.Offset, rp.LeaderEpoch = o.Partition, o.Offset, o.LeaderEpoch
 			rp.Metadata = &o.Metadata
-			if r.Version < 2 {
+			rp.ErrorCode = int16(o.Code)
+			if r.Version < 2 && code != groupcoord.None {
 				rp.ErrorCode = int16(code)
 			}
+			p.setErr(rp.ErrorCode)
 			cur.Partitions = append(cur.Partitions, rp)
 		}
 		return nil
@@ -141,6 +145,8 @@ func handleOffsetFetch(s *Server, c *conn, req kmsg.Request, p *pending) error {
 			rp := kmsg.NewOffsetFetchResponseGroupTopicPartition()
 			rp.Partition, rp.Offset, rp.LeaderEpoch = o.Partition, o.Offset, o.LeaderEpoch
 			rp.Metadata = &o.Metadata
+			rp.ErrorCode = int16(o.Code)
+			p.setErr(rp.ErrorCode)
 			cur.Partitions = append(cur.Partitions, rp)
 		}
 		resp.Groups = append(resp.Groups, rg)

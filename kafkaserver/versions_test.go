@@ -100,6 +100,8 @@ func TestEveryAdvertisedVersion(t *testing.T) {
 					code = func(resp kmsg.Response) int16 { return resp.(*kmsg.InitProducerIDResponse).ErrorCode }
 				case 8, 9, 11, 12, 13, 14, 15, 16, 42, 47:
 					req, code, want = groupVersionReq(a.key, v)
+				case 25, 28:
+					req, code = txnOffsetsVersionReq(t, c, a.key, v)
 				case 24:
 					// A transaction of its own per version: InitProducerId
 					// (at its newest version), then the partition added.
