@@ -72,13 +72,34 @@
 // time. A scan every RetentionCheckInterval removes them, and deletes an
 // Empty group left with no offsets.
 //
+// # Transactional offsets
+//
+// A transactional producer (consume-transform-produce, kgo's
+// GroupTransactSession) adds the group's offsets partition to its
+// transaction (AddOffsetsToTxn: partition OffsetsPartition(group) of
+// OffsetsTopic, "__consumer_offsets", as Kafka names it) and commits
+// offsets with TxnOffsetCommit: CommitTxn keeps them pending for its
+// producer id, durably, invisible to OffsetFetch (UNSTABLE_OFFSET_COMMIT
+// to a fetch that requires stable offsets). The transaction
+// coordinator's marker for that partition reaches CompleteTxn: a commit
+// makes the producer's pending offsets of the groups of that partition
+// committed offsets (unless a later plain commit of the partition is
+// there: Kafka keeps the newer one; here newer is by commit time), an
+// abort drops them, durably before it returns. A marker without pending
+// offsets (written again after a restart of the transaction coordinator)
+// changes nothing. Transactional commits need no generation (Kafka's
+// rule: older producers do not know it) and are accepted in any state;
+// with a member id and generation they are checked as a member's.
+//
 // # File
 //
 // DIR/groups.db is a bbolt file (on the real OS, like catalog.db and
 // transactions.db): bucket "meta" holds "version" = 1; bucket "groups"
 // maps a group id to its record; bucket "offsets" maps
 // uint16 len(group) | group | uint16 len(topic) | topic | int32 partition
-// (big-endian; one group's keys share a prefix) to an offset record.
+// (big-endian; one group's keys share a prefix) to an offset record;
+// bucket "pending" maps the same key followed by the producer id (int64)
+// to the offset record of a transaction not ended yet.
 //
 //	group record:  1 | generation int32 | empty-since ms int64 (-1: not
 //	               Empty when written) | uint16 len | protocol type

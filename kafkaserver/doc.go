@@ -76,6 +76,8 @@
 //	20   DeleteTopics     0-6
 //	22   InitProducerId   0-4       with a transactional id: the transaction coordinator (below)
 //	24   AddPartitionsToTxn 0-3     v4+ (broker to broker, KIP-890) not advertised
+//	25   AddOffsetsToTxn  0-3       the group's __consumer_offsets partition joins the transaction
+//	28   TxnOffsetCommit  0-3       offsets pending until the transaction's marker (groupcoord)
 //	26   EndTxn           0-4       v5 (KIP-890's epoch bump) not advertised
 //	61   DescribeProducers 0        the partition's producer state; unknown topic or partition: 3
 //	65   DescribeTransactions 0     from the coordinator; unknown id 105, empty id 42
