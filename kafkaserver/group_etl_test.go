@@ -35,7 +35,7 @@ func etlWorker(t *testing.T, addr, id string, abortEvery int, processed *atomic.
 		defer close(done)
 		n := 0
 		for ctx.Err() == nil {
-			fs := sess.PollFetches(ctx)
+			fs := sess.PollRecords(ctx, 50)
 			if ctx.Err() != nil {
 				return
 			}
@@ -92,7 +92,7 @@ func TestGroupTransactSessionETL(t *testing.T) {
 	}
 	produceValues(t, s.addr, "in", "v", 0, n/2)
 	var processed atomic.Int64
-	stopA := etlWorker(t, s.addr, "etl-a", 3, &processed)
+	stopA := etlWorker(t, s.addr, "etl-a", 2, &processed)
 	waitFor(t, "a first transaction committed", func() bool { return processed.Load() > 0 })
 	stopB := etlWorker(t, s.addr, "etl-b", 0, &processed)
 	produceValues(t, s.addr, "in", "v", n/2, n-n/2)
