@@ -421,8 +421,8 @@ func (c *Coordinator) answerSync(m *member, r SyncResponse) {
 }
 
 // heartbeat (re)starts m's session timer: m is removed when it fires,
-// unless m waits in a JoinGroup or SyncGroup then (its timer restarts
-// when that is answered).
+// unless m waits in a JoinGroup or SyncGroup then (the timer starts
+// again).
 func (c *Coordinator) heartbeat(g *group, m *member) {
 	var tok uint64
 	tok = c.after(m.session, func() {
@@ -430,6 +430,9 @@ func (c *Coordinator) heartbeat(g *group, m *member) {
 			return
 		}
 		if m.joinCb != nil || m.syncCb != nil {
+			// Kept alive while it waits for an answer; its session
+			// counts again from now (an answer restarts it anyway).
+			c.heartbeat(g, m)
 			return
 		}
 		c.log.Info("group member's session expired", "group", g.id, "member", m.id, "session_timeout", m.session)

@@ -468,3 +468,74 @@ func TestCloseAnswersWaitingJoins(t *testing.T) {
 	}
 	e.open()
 }
+
+// TestWaitingSyncThenSilentExpires: a static follower waiting in
+// SyncGroup is kept alive past its session timeout; when a rebalance
+// answers its SyncGroup with REBALANCE_IN_PROGRESS and it never comes
+// back, its session timeout removes it (the rebalance timeout keeps
+// static members): its session timer must run again once its wait is
+// over.
+func TestWaitingSyncThenSilentExpires(t *testing.T) {
+	e := newEnv(t, Config{})
+	req := joinReq("g", "")
+	req.InstanceID = "s"
+	cs := e.join(req)
+	req2 := joinReq("g", "")
+	req2.InstanceID = "s2"
+	cd := e.join(req2)
+	e.clk.Advance(2 * testDelay)
+	rs, rd := ready(t, cs), ready(t, cd)
+	// s joined first: it leads; s2, static too, follows (a static
+	// member is not removed by the rebalance timeout, only by its
+	// session).
+	if rs.Leader != rs.MemberID {
+		t.Fatalf("leader %s", rs.Leader)
+	}
+	follower, fInst := rd.MemberID, "s2"
+	leader := rs.Leader
+	s := e.sync(SyncRequest{Group: "g", MemberID: follower, InstanceID: fInst, Generation: rd.Generation})
+	// Longer than a session: the waiting follower stays.
+	for range 3 {
+		e.clk.Advance(testSession / 2)
+		if got := e.c.Heartbeat("g", leader, map[bool]string{true: "s"}[leader == rs.MemberID], rd.Generation); got != None {
+			t.Fatalf("leader heartbeat: %v", got)
+		}
+	}
+	waiting(t, s)
+	if d := e.c.Describe([]string{"g"})[0]; len(d.Members) != 2 {
+		t.Fatalf("members %+v", d.Members)
+	}
+	// The leader rejoins: the follower's SyncGroup gets
+	// REBALANCE_IN_PROGRESS, and it goes silent.
+	lreq := joinReq("g", leader, "range", "sticky") // other protocols: a rebalance
+	if leader == rs.MemberID {
+		lreq.InstanceID = "s"
+	}
+	j := e.join(lreq)
+	if r := ready(t, s); r.Code != RebalanceInProgress {
+		t.Fatalf("%+v", r)
+	}
+	// The follower is silent; the leader heartbeats once answered.
+	var r *JoinResponse
+	for range 12 {
+		e.clk.Advance(testSession / 2)
+		if r == nil {
+			select {
+			case got := <-j:
+				r = &got
+			default:
+			}
+		}
+		if r != nil {
+			if got := e.c.Heartbeat("g", leader, lreq.InstanceID, r.Generation); got != None {
+				t.Fatalf("leader heartbeat: %v", got)
+			}
+		}
+	}
+	if r == nil || r.Code != None {
+		t.Fatalf("the leader's rejoin: %+v", r)
+	}
+	if d := e.c.Describe([]string{"g"})[0]; len(d.Members) != 1 || d.Members[0].MemberID != leader {
+		t.Fatalf("members after the follower went silent: %+v", d.Members)
+	}
+}
