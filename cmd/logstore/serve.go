@@ -79,7 +79,9 @@ func newServeCommand() *cobra.Command {
 		Long: `serve listens for Kafka clients (franz-go, librdkafka/kcat, Java, sarama,
 ...) and serves the store in --dir as a single-node Kafka broker: idempotent
 and transactional produce (it is the transaction coordinator), fetch, list
-offsets, metadata, topic creation and deletion. A
+offsets, metadata, topic creation and deletion, and consumer groups (it is
+the group coordinator: Kafka's classic protocol, committed offsets durable
+in DIR/groups.db before a commit is answered; see logstore groups). A
 produce is answered once its batch is as durable as --sync promises; a fetch
 never shows a batch before that. It prints one line when it is ready.
 
