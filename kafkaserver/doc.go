@@ -69,16 +69,16 @@
 //	14   SyncGroup        0-5
 //	15   DescribeGroups   0-5       an unknown group: state Dead, no error (as Kafka)
 //	16   ListGroups       0-4       v4: states filter
-//	42   DeleteGroups     0-2       only Empty groups (68 NON_EMPTY_GROUP; unknown: 69)
-//	47   OffsetDelete     0         a topic members subscribe to: 86 GROUP_SUBSCRIBED_TO_TOPIC
 //	18   ApiVersions      0-4       above 4: a v0 body, error 35, only key 18's range (KIP-511)
 //	19   CreateTopics     0-7
 //	20   DeleteTopics     0-6
 //	22   InitProducerId   0-4       with a transactional id: the transaction coordinator (below)
 //	24   AddPartitionsToTxn 0-3     v4+ (broker to broker, KIP-890) not advertised
 //	25   AddOffsetsToTxn  0-3       the group's __consumer_offsets partition joins the transaction
-//	28   TxnOffsetCommit  0-3       offsets pending until the transaction's marker (groupcoord)
 //	26   EndTxn           0-4       v5 (KIP-890's epoch bump) not advertised
+//	28   TxnOffsetCommit  0-3       offsets pending until the transaction's marker (groupcoord)
+//	42   DeleteGroups     0-2       only Empty groups (68 NON_EMPTY_GROUP; unknown: 69)
+//	47   OffsetDelete     0         a topic members subscribe to: 86 GROUP_SUBSCRIBED_TO_TOPIC
 //	61   DescribeProducers 0        the partition's producer state; unknown topic or partition: 3
 //	65   DescribeTransactions 0     from the coordinator; unknown id 105, empty id 42
 //	66   ListTransactions 0-1       Kafka's state, producer id and (v1) duration filters;
