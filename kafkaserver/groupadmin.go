@@ -31,7 +31,14 @@ func handleListGroups(s *Server, c *conn, req kmsg.Request, p *pending) error {
 	return nil
 }
 
-// handleDescribeGroups: DescribeGroups v0-5. A group that does not
+// groupAuthorizedOperations is the bit set of the operations on a group
+// (Kafka's AclOperation codes READ 3, DELETE 6, DESCRIBE 8): with no
+// authorizer every client may do all of them, as a Kafka broker without
+// one answers.
+const groupAuthorizedOperations = 1<<3 | 1<<6 | 1<<8
+
+// handleDescribeGroups: DescribeGroups v0-5 (v3+: the authorized
+// operations when asked). A group that does not
 // exist is described Dead with no error, as Kafka does; members'
 // metadata and assignments are given while the group is Stable.
 func handleDescribeGroups(s *Server, c *conn, req kmsg.Request, p *pending) error {
@@ -42,6 +49,9 @@ func handleDescribeGroups(s *Server, c *conn, req kmsg.Request, p *pending) erro
 		rg := kmsg.NewDescribeGroupsResponseGroup()
 		rg.Group, rg.ErrorCode = d.Group, int16(d.Code)
 		rg.State, rg.ProtocolType, rg.Protocol = d.State.String(), d.ProtocolType, d.Protocol
+		if r.Version >= 3 && r.IncludeAuthorizedOperations {
+			rg.AuthorizedOperations = groupAuthorizedOperations
+		}
 		for _, m := range d.Members {
 			rm := kmsg.NewDescribeGroupsResponseGroupMember()
 			rm.MemberID, rm.InstanceID, rm.ClientID, rm.ClientHost = m.MemberID, strPtr(m.InstanceID), m.ClientID, m.ClientHost

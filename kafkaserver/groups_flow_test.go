@@ -135,7 +135,11 @@ func TestGroupFlowAtEveryVersion(t *testing.T) {
 			desc := kmsg.NewPtrDescribeGroupsRequest()
 			desc.Version = dv
 			desc.Groups = []string{group}
+			desc.IncludeAuthorizedOperations = true
 			dr := c.do(desc).(*kmsg.DescribeGroupsResponse)
+			if ops := dr.Groups[0].AuthorizedOperations; dv >= 3 && ops != 1<<3|1<<6|1<<8 {
+				t.Fatalf("authorized operations %b", ops)
+			}
 			if g := dr.Groups[0]; g.State != "Stable" || g.Protocol != "range" || len(g.Members) != 1 || string(g.Members[0].MemberAssignment) != "assignment" || g.Members[0].ClientID != "test" {
 				t.Fatalf("describe: %+v", dr.Groups[0])
 			}
