@@ -1,8 +1,9 @@
 // Package kafkaserver serves a logstore.Store over the Kafka protocol, as
 // a single-node Kafka broker: real Kafka producers (idempotent) and
-// consumers (direct, without groups) work against it, and so do
-// transactional producers (the server is their transaction coordinator);
-// the files they fill stay Kafka's own.
+// consumers (direct, or in consumer groups: the server is their group
+// coordinator) work against it, and so do transactional producers (the
+// server is their transaction coordinator); the files they fill stay
+// Kafka's own.
 //
 // Requests and responses are decoded and encoded with franz-go's kmsg;
 // the package has no message codec of its own, only the frame and the
