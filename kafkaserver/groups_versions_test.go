@@ -112,3 +112,26 @@ func groupVersionReq(key, v int16) (kmsg.Request, func(kmsg.Response) int16, int
 	}
 	panic("not a group API")
 }
+
+// groupSeeds are FuzzConn's seeds of the group APIs, each at its newest
+// advertised version.
+func groupSeeds() []kmsg.Request {
+	var out []kmsg.Request
+	for _, a := range apis {
+		switch a.key {
+		case 8, 9, 11, 12, 13, 14, 15, 16, 42, 47:
+			r, _, _ := groupVersionReq(a.key, a.max)
+			r.SetVersion(a.max)
+			out = append(out, r)
+		}
+	}
+	ao := kmsg.NewPtrAddOffsetsToTxnRequest()
+	ao.Version, ao.TransactionalID, ao.Group = 3, "tx", "g"
+	tc := kmsg.NewPtrTxnOffsetCommitRequest()
+	tc.Version, tc.TransactionalID, tc.Group = 3, "tx", "g"
+	tt := kmsg.NewTxnOffsetCommitRequestTopic()
+	tt.Topic = "t"
+	tt.Partitions = append(tt.Partitions, kmsg.NewTxnOffsetCommitRequestTopicPartition())
+	tc.Topics = append(tc.Topics, tt)
+	return append(out, ao, tc)
+}
