@@ -23,6 +23,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -381,6 +382,37 @@ func (r *coordCrashRun) check(img *crashfs.FS, cp coordPoint, data map[coordData
 		}
 		if acked, ok := cp.acked[n]; ok && acked != want {
 			return fmt.Errorf("transaction %d: answered commit=%v, the partitions say commit=%v", n, acked, want)
+		}
+	}
+	// Open again: everything was finished, so nothing is written.
+	ends := map[int32]int64{}
+	for _, tp := range coordTPs {
+		if p, err := s.ExistingPartition(tp.Topic, tp.Partition); err == nil {
+			ends[tp.Partition] = p.EndOffset()
+		}
+	}
+	states := c.List()
+	if err := c.Close(); err != nil {
+		return err
+	}
+	c, err = txncoord.Open(r.root, &coordIDs{next: 1 << 21}, txncoord.StoreMarkers(s), txncoord.Config{CheckInterval: time.Hour, Now: clock.Now})
+	if err != nil {
+		return fmt.Errorf("reopen the coordinator: %w", err)
+	}
+	defer c.Close()
+	again := c.List()
+	if !slices.EqualFunc(states, again, func(a, b txncoord.Transaction) bool {
+		return a.TransactionalID == b.TransactionalID && a.State == b.State && a.ProducerID == b.ProducerID && a.Epoch == b.Epoch
+	}) {
+		return fmt.Errorf("reopen: %+v, were %+v", again, states)
+	}
+	for part, end := range ends {
+		p, err := s.ExistingPartition(coordTopic, part)
+		if err != nil {
+			return err
+		}
+		if p.EndOffset() != end {
+			return fmt.Errorf("reopen: partition %d grew from %d to %d", part, end, p.EndOffset())
 		}
 	}
 	return nil

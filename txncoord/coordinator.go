@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"math"
 	"path/filepath"
 	"slices"
@@ -198,7 +199,7 @@ func Open(dir string, ids ProducerIDs, markers Markers, cfg Config) (*Coordinato
 	}
 	// Finish the decisions a crash left half done, in id order.
 	c.opening = true
-	for _, id := range slices.Sorted(mapKeys(c.txns)) {
+	for _, id := range slices.Sorted(maps.Keys(c.txns)) {
 		t := c.txns[id]
 		if !t.rec.state.prepared() {
 			continue
@@ -212,16 +213,6 @@ func Open(dir string, ids ProducerIDs, markers Markers, cfg Config) (*Coordinato
 	c.opening = false
 	go c.scan()
 	return c, nil
-}
-
-func mapKeys(m map[string]*txn) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // CoordinatorEpoch is the coordinator epoch of this Open, written in
@@ -251,8 +242,8 @@ func (c *Coordinator) Close() error {
 	return nil
 }
 
-// enter registers a call in progress; it fails once closed. The caller
-// holds c.mu.
+// enterLocked registers a call in progress; it fails once closed. The
+// caller holds c.mu.
 func (c *Coordinator) enterLocked(op string) error {
 	if c.closed {
 		return fmt.Errorf("txncoord: %s: %w", op, ErrClosed)
@@ -746,7 +737,7 @@ func (c *Coordinator) checkTimeouts() {
 		c.mu.Unlock()
 		return
 	}
-	for _, id := range slices.Sorted(mapKeys(c.txns)) {
+	for _, id := range slices.Sorted(maps.Keys(c.txns)) {
 		t := c.txns[id]
 		if t.pending || t.fresh {
 			continue

@@ -104,6 +104,11 @@
 // ErrDamaged and names the file (and, for a record, the key and byte
 // offset, as a *DamagedError). It never guesses.
 //
+// Read (for `logstore producers`) opens the file read-only, with a
+// shared lock it waits for at most a timeout (a running server's
+// coordinator holds the file: ErrInUse), and changes nothing: no
+// coordinator epoch bump, no decision finished.
+//
 // # Durability and crash behaviour
 //
 // Writes go through one committer goroutine that commits every write

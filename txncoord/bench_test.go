@@ -1,0 +1,69 @@
+package txncoord_test
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/logstore/logstore/txncoord"
+)
+
+// BenchmarkTransaction is one transaction's coordinator work (AddPartitions
+// of 3 partitions, EndTxn commit with markers that cost nothing) on a real
+// transactions.db, with 1 and 8 producers at once: the durable writes are
+// AddPartitions and PrepareCommit (CompleteCommit is lazy), and concurrent
+// producers share commits. It reports the commits per transaction.
+func BenchmarkTransaction(b *testing.B) {
+	for _, producers := range []int{1, 8} {
+		b.Run(fmt.Sprintf("producers=%d", producers), func(b *testing.B) {
+			var commits atomic.Int64
+			c, err := txncoord.Open(b.TempDir(), &fakeIDs{}, &fakeMarkers{}, txncoord.Config{
+				CheckInterval: time.Hour, OnCommit: func(error) { commits.Add(1) }})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer c.Close()
+			tps := []txncoord.TopicPartition{tpA0, tpA1, tpB0}
+			type prod struct {
+				id    string
+				pid   int64
+				epoch int16
+			}
+			prods := make([]prod, producers)
+			for i := range prods {
+				id := fmt.Sprintf("p%d", i)
+				pid, epoch, err := c.InitProducerID(id, time.Minute, -1, -1)
+				if err != nil {
+					b.Fatal(err)
+				}
+				prods[i] = prod{id, pid, epoch}
+			}
+			commits.Store(0)
+			b.ReportAllocs()
+			b.ResetTimer()
+			var wg sync.WaitGroup
+			var next atomic.Int64
+			for _, p := range prods {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for next.Add(1) <= int64(b.N) {
+						if err := c.AddPartitions(p.id, p.pid, p.epoch, tps); err != nil {
+							b.Error(err)
+							return
+						}
+						if err := c.EndTxn(p.id, p.pid, p.epoch, true); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			b.StopTimer()
+			b.ReportMetric(float64(commits.Load())/float64(b.N), "commits/txn")
+		})
+	}
+}
