@@ -399,4 +399,3 @@ func TestTxnKgoTimeout(t *testing.T) {
 func sameSet(a, b []string) bool {
 	return slices.Equal(slices.Sorted(slices.Values(a)), slices.Sorted(slices.Values(b)))
 }
-
