@@ -24,7 +24,7 @@ func apiVersions(t *testing.T, c *rawClient, version int16) *kmsg.ApiVersionsRes
 func TestApiVersions(t *testing.T) {
 	ts := startServer(t, logstore.Options{}, Config{})
 	c := ts.dial()
-	want := map[int16][2]int16{0: {0, 11}, 1: {4, 12}, 2: {1, 8}, 3: {0, 12}, 10: {0, 4}, 18: {0, 4}, 19: {0, 7}, 20: {0, 6}, 22: {0, 4}, 61: {0, 0}, 24: {0, 3}, 26: {0, 4}, 65: {0, 0}, 66: {0, 1}}
+	want := map[int16][2]int16{0: {0, 11}, 1: {4, 12}, 2: {1, 8}, 3: {0, 12}, 10: {0, 4}, 18: {0, 4}, 19: {0, 7}, 20: {0, 6}, 22: {0, 4}, 24: {0, 3}, 26: {0, 4}, 61: {0, 0}, 65: {0, 0}, 66: {0, 1}}
 	for _, v := range []int16{0, 3, 4} {
 		resp := apiVersions(t, c, v)
 		if resp.ErrorCode != 0 {

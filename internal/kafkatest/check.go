@@ -29,11 +29,11 @@ type Found struct {
 
 // Consume reads every partition of topic from its start to the high
 // watermark it has when Consume begins, with a kgo consumer
-// (ConsumePartitions, read_committed), and returns every record. It
+// (ConsumePartitions, read_committed), and returns every data record. It
 // knows a partition is done when it has the record just below the high
-// watermark, so a partition whose log ends with a control batch (a
-// transaction marker, which kgo never hands out) is read until ctx ends:
-// transactional checks need another end condition.
+// watermark; kgo hands it the transaction markers too
+// (KeepControlRecords), which are not returned, so a log that ends with
+// a marker ends there too.
 func Consume(ctx context.Context, brokers []string, topic string, partitions int32, opts ...kgo.Opt) ([]Found, error) {
 	ends, err := listEnds(ctx, brokers, topic, partitions)
 	if err != nil {
@@ -53,6 +53,7 @@ func Consume(ctx context.Context, brokers []string, topic string, partitions int
 	all := append(ClientOpts(brokers...),
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: offsets}),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.KeepControlRecords(),
 	)
 	cl, err := kgo.NewClient(append(all, opts...)...)
 	if err != nil {
@@ -79,10 +80,12 @@ func Consume(ctx context.Context, brokers []string, topic string, partitions int
 			if r.Offset >= ends[r.Partition] {
 				return // produced after Consume began
 			}
-			found = append(found, Found{
-				Partition: r.Partition, Offset: r.Offset, Value: string(r.Value),
-				ProducerID: r.ProducerID, Epoch: r.ProducerEpoch, Sequence: -1,
-			})
+			if !r.Attrs.IsControl() {
+				found = append(found, Found{
+					Partition: r.Partition, Offset: r.Offset, Value: string(r.Value),
+					ProducerID: r.ProducerID, Epoch: r.ProducerEpoch, Sequence: -1,
+				})
+			}
 			if r.Offset+1 >= ends[r.Partition] && !done[r.Partition] {
 				done[r.Partition] = true
 				left--

@@ -56,5 +56,43 @@
 // offset, in production order per partition, nothing that was never
 // produced; and, when the records carry their sequences (ScanStore), a
 // producer id on every data record and sequences contiguous per
-// (partition, producer id, epoch).
+// (partition, producer id, epoch). Consume ends a partition at the record
+// or transaction marker just below its high watermark (kgo hands out
+// markers with KeepControlRecords); transactional workloads have checkers
+// of their own.
+//
+// # Transactions
+//
+// TxnWorkload runs N transactions with transactional kgo clients
+// (TransactionalID, BeginTransaction, EndTransaction), over a few
+// partitions, each committing or aborting by a seeded plan; values name
+// their transaction and index. Each transaction ends committed, aborted,
+// or uncertain: a commit whose answer never came, which the server may
+// have decided either way. A failed end is retried as kgo documents
+// (TryAbort), then the client is replaced; a producer whose last end
+// failed sends an InitProducerId at the end, so nothing stays open.
+//
+// The checkers read every data record and marker (Entry):
+//   - VerifyTxnLog, over a whole log (ScanTxns of the store, or
+//     ConsumeTxns at read_uncommitted, control records kept): each value
+//     once, transactional, in its partition, at its acknowledged offset,
+//     in order per producer; every transaction ended by a marker in every
+//     partition it wrote (none left open), all of its records decided
+//     alike (atomic), committed ones whole, aborted ones never committed
+//     and with every acknowledged record present; uncertain ones either
+//     way, all or nothing. It derives the aborted ranges (with Kafka's
+//     last stable offset) the .txnindex files must hold.
+//   - VerifyTxnCommitted, over a read_committed reading: exactly the
+//     committed records, once each, at the log's offsets, and the same
+//     markers.
+//   - ScanTxnsAndVerify, on a closed store: logstore.Check finds nothing
+//     (every .txnindex equals its rebuild from the log), the scan passes
+//     VerifyTxnLog and agrees with a consumer's verdict, AbortedTransactions
+//     equals the derived ranges, and Kafka's dump (package kafkadump)
+//     prints every marker at its offset.
+//
+// ConsumeTxns knows a partition is done when it has the record or marker
+// just below the high watermark (kgo hands out markers with
+// KeepControlRecords), and refuses to start while the last stable offset
+// (ListOffsets at read_committed) is below the high watermark.
 package kafkatest
