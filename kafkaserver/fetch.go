@@ -45,6 +45,7 @@ type fetch struct {
 	c    *conn
 	r    *kmsg.FetchRequest
 	resp *kmsg.FetchResponse
+	fetchBufs
 }
 
 // build fills the response from the partitions as they are now. It
@@ -53,6 +54,7 @@ type fetch struct {
 // once, as Kafka does).
 func (f *fetch) build() (n int, parts []*logstore.Partition, failed bool) {
 	f.resp.Topics = f.resp.Topics[:0]
+	f.release()
 	remaining := int(f.r.MaxBytes)
 	if f.r.Version < 3 || remaining <= 0 {
 		remaining = DefaultMaxRequestBytes
@@ -87,7 +89,7 @@ func (f *fetch) build() (n int, parts []*logstore.Partition, failed bool) {
 			if remaining > 0 || n == 0 {
 				// Read returns at least one batch (KIP-74): the first
 				// batch of the fetch goes out whatever its size.
-				data, hwm, err = part.ReadDurable(rp.FetchOffset, max(limit, 1))
+				data, hwm, err = f.read(part, rp.FetchOffset, max(limit, 1), remaining)
 			} else {
 				hwm = part.DurableEnd()
 				if rp.FetchOffset < part.StartOffset() || rp.FetchOffset > hwm {
@@ -156,4 +158,5 @@ func (f *fetch) setErr(p *pending) {
 		}
 	}
 	p.sizeHint = hint
+	p.release = f.release
 }
