@@ -89,7 +89,7 @@ func (f *fetch) build() (n int, parts []*logstore.Partition, failed bool) {
 			if remaining > 0 || n == 0 {
 				// Read returns at least one batch (KIP-74): the first
 				// batch of the fetch goes out whatever its size.
-				data, hwm, err = f.read(part, rp.FetchOffset, max(limit, 1), remaining)
+				data, hwm, err = f.readDurable(part, rp.FetchOffset, max(limit, 1))
 			} else {
 				hwm = part.DurableEnd()
 				if rp.FetchOffset < part.StartOffset() || rp.FetchOffset > hwm {

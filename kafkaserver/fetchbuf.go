@@ -23,7 +23,7 @@ import (
 // than the largest class) grows it by append; the partitions read
 // before keep pointing into the old one, which is kept to go back to
 // the pool with it.
-func (f *fetch) readBuf(remaining int) []byte {
+func (f *fetch) readBuf() []byte {
 	if f.buf == nil {
 		want := 0
 		for _, rt := range f.r.Topics {
@@ -31,7 +31,11 @@ func (f *fetch) readBuf(remaining int) []byte {
 				want += max(int(rp.PartitionMaxBytes), 0)
 			}
 		}
-		want = min(want, remaining, maxPooledFrame)
+		total := int(f.r.MaxBytes)
+		if f.r.Version < 3 || total <= 0 {
+			total = DefaultMaxRequestBytes // as build counts it
+		}
+		want = min(want, total, maxPooledFrame)
 		f.buf = getFrame(max(want, 1))[:0]
 	}
 	return f.buf
@@ -44,11 +48,12 @@ type fetchBufs struct {
 	spent [][]byte
 }
 
-// read reads part's batches from offset (up to maxBytes, at least one)
-// below DurableEnd, appended to the fetch's buffer, and returns them
-// and the high watermark.
-func (f *fetch) read(part *logstore.Partition, offset int64, maxBytes, remaining int) ([]byte, int64, error) {
-	buf := f.readBuf(remaining)
+// readDurable is part.ReadDurable(offset, maxBytes) into the fetch's
+// buffer: the batches from offset (up to maxBytes, at least one) below
+// DurableEnd, appended after the partitions read before, and the high
+// watermark.
+func (f *fetch) readDurable(part *logstore.Partition, offset int64, maxBytes int) ([]byte, int64, error) {
+	buf := f.readBuf()
 	out, hwm, err := part.ReadDurableAppend(buf, offset, maxBytes)
 	if err != nil {
 		return nil, hwm, err
