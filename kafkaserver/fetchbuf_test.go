@@ -130,3 +130,40 @@ func TestFetchAllocations(t *testing.T) {
 	}
 	t.Logf("16 fetches sent %d bytes and allocated %d", sent, after.TotalAlloc-before.TotalAlloc)
 }
+
+// TestFetchLongPollRebuilds: a long-poll fetch that rebuilds its answer
+// at each append (giving the last build's buffer back each time) until
+// it holds MinBytes answers the partition's bytes, while fetches on
+// another connection take buffers from the same pools meanwhile.
+func TestFetchLongPollRebuilds(t *testing.T) {
+	ts := startServer(t, logstore.Options{}, Config{})
+	ts.createTopic("t", 1)
+	fc, pc, oc := ts.dial(), ts.dial(), ts.dial()
+	batch := func(i int) []byte {
+		return batchOf(-1, 0, 0, string(bytes.Repeat([]byte{byte('a' + i)}, 3000)))
+	}
+	r := fetchReq(12, "t", 0, 0, 60_000, int32(3*len(batch(0))))
+	corr := fc.send(r)
+	for i := range 3 {
+		if got := producePart(t, pc, 9, -1, "t", 0, batch(i)); got.ErrorCode != 0 {
+			t.Fatal(got.ErrorCode)
+		}
+		// Another fetch, answered at once, between the rebuilds.
+		if sp := fetchPart(t, oc, fetchReq(12, "t", 0, 0, 0, 0)); sp.ErrorCode != 0 || len(sp.RecordBatches) != (i+1)*len(batch(0)) {
+			t.Fatalf("fetch after %d appends: code %d, %d bytes", i+1, sp.ErrorCode, len(sp.RecordBatches))
+		}
+	}
+	resp := fc.read(r, corr).(*kmsg.FetchResponse)
+	sp := resp.Topics[0].Partitions[0]
+	part, err := ts.store.Partition("t", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _, err := part.ReadDurable(0, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sp.ErrorCode != 0 || sp.HighWatermark != 3 || !bytes.Equal(sp.RecordBatches, want) {
+		t.Fatalf("long-poll answer: code %d, hwm %d, %d bytes, want the partition's %d", sp.ErrorCode, sp.HighWatermark, len(sp.RecordBatches), len(want))
+	}
+}
