@@ -136,7 +136,7 @@ func (f *fetch) read(part *logstore.Partition, offset int64, limit int, some boo
 	committed := f.r.IsolationLevel == isolationReadCommitted
 	switch {
 	case some && committed:
-		return part.ReadStable(offset, max(limit, 1))
+		return f.readStable(part, offset, max(limit, 1))
 	case some:
 		// The LSO first: it is bounded by the high watermark of its
 		// moment, which only grows.

@@ -53,10 +53,34 @@ type fetchBufs struct {
 // DurableEnd, appended after the partitions read before, and the high
 // watermark.
 func (f *fetch) readDurable(part *logstore.Partition, offset int64, maxBytes int) ([]byte, int64, error) {
+	var hwm int64
+	data, err := f.readInto(func(buf []byte) ([]byte, error) {
+		out, h, err := part.ReadDurableAppend(buf, offset, maxBytes)
+		hwm = h
+		return out, err
+	})
+	return data, hwm, err
+}
+
+// readStable is part.ReadStable(offset, maxBytes) into the fetch's
+// buffer, as readDurable is ReadDurable: the batches below the last
+// stable offset, for read_committed.
+func (f *fetch) readStable(part *logstore.Partition, offset int64, maxBytes int) (data []byte, hwm, lso int64, err error) {
+	data, err = f.readInto(func(buf []byte) ([]byte, error) {
+		out, h, l, err := part.ReadStableAppend(buf, offset, maxBytes)
+		hwm, lso = h, l
+		return out, err
+	})
+	return data, hwm, lso, err
+}
+
+// readInto runs read, which appends to the fetch's buffer, and keeps
+// what it returns as the buffer; it returns the bytes read appended.
+func (f *fetch) readInto(read func(buf []byte) ([]byte, error)) ([]byte, error) {
 	buf := f.readBuf()
-	out, hwm, err := part.ReadDurableAppend(buf, offset, maxBytes)
+	out, err := read(buf)
 	if err != nil {
-		return nil, hwm, err
+		return nil, err
 	}
 	if cap(out) != cap(buf) {
 		// The read outgrew it (append moved it): keep the old one
@@ -64,7 +88,7 @@ func (f *fetch) readDurable(part *logstore.Partition, offset int64, maxBytes int
 		f.spent = append(f.spent, buf[:0])
 	}
 	f.buf = out
-	return out[len(buf):], hwm, nil
+	return out[len(buf):], nil
 }
 
 // release hands the fetch's buffers back to the pool, once nothing

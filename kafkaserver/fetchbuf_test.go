@@ -3,6 +3,7 @@ package kafkaserver
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"io"
 	"runtime"
 	"testing"
@@ -72,12 +73,18 @@ func TestFetchPipelinedSharedBuffers(t *testing.T) {
 // TestFetchAllocations: 1 MiB fetches, after the first few, allocate
 // far less than they send: the partition's batches are read into pooled
 // buffers and the response encoded into one, both back to their pools
-// once written. (Before, each fetch allocated and cleared a new buffer
-// for its batches: at least the bytes it sent.)
+// once written, at both isolation levels. (Before, each fetch allocated
+// and cleared a new buffer for its batches: at least the bytes it sent.)
 func TestFetchAllocations(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the buffers are pooled, and the race detector empties pools at random")
 	}
+	for _, isolation := range []int8{0, isolationReadCommitted} {
+		t.Run(fmt.Sprintf("isolation%d", isolation), func(t *testing.T) { testFetchAllocations(t, isolation) })
+	}
+}
+
+func testFetchAllocations(t *testing.T, isolation int8) {
 	ts := startServer(t, logstore.Options{Sync: logstore.SyncNever}, Config{})
 	ts.createTopic("t", 1)
 	part, err := ts.store.Partition("t", 0)
@@ -99,6 +106,7 @@ func TestFetchAllocations(t *testing.T) {
 	var sent int
 	fetch := func(i int) {
 		r := fetchReq(12, "t", 0, int64(i%3)*16*16, 0, 0) // a batch's offset
+		r.IsolationLevel = isolation
 		c.corr++
 		if _, err := c.nc.Write(frame(r, c.corr)); err != nil {
 			t.Fatal(err)
