@@ -162,7 +162,6 @@ func scanOpen(st *logstore.Store, topic string, partitions int32) ([]Found, erro
 		}
 	}
 	var found []Found
-	var rr recordbatch.RecordReader
 	for pn := int32(0); pn < partitions; pn++ {
 		if !exists[pn] {
 			continue // the verdict says which values are missing
@@ -171,48 +170,65 @@ func scanOpen(st *logstore.Store, topic string, partitions int32) ([]Found, erro
 		if err != nil {
 			return found, fmt.Errorf("kafkatest: scan: %w", err)
 		}
-		end := p.EndOffset()
-		for off := p.StartOffset(); off < end; {
-			data, err := p.Read(off, 1<<20)
-			if err != nil {
-				return found, fmt.Errorf("kafkatest: scan %s-%d at offset %d: %w", topic, pn, off, err)
+		err = scanRecords(p, func(b recordbatch.Batch, r *recordbatch.Record) error {
+			if !b.Attributes().Control() {
+				found = append(found, Found{
+					Partition: pn, Offset: r.Offset, Value: string(r.Value),
+					ProducerID: b.ProducerID(), Epoch: b.ProducerEpoch(), Sequence: r.Sequence,
+				})
 			}
-			if len(data) == 0 {
-				return found, fmt.Errorf("kafkatest: scan %s-%d: nothing read at offset %d below the end %d", topic, pn, off, end)
-			}
-			for len(data) > 0 {
-				b, err := recordbatch.Parse(data, 0)
-				if err != nil {
-					return found, fmt.Errorf("kafkatest: scan %s-%d at offset %d: %w", topic, pn, off, err)
-				}
-				data = data[b.Size():]
-				if err := b.Validate(); err != nil {
-					return found, fmt.Errorf("kafkatest: scan %s-%d batch at %d: %w", topic, pn, b.BaseOffset(), err)
-				}
-				if b.LastOffset() < off {
-					continue // a batch Read returned whole, before off
-				}
-				off = b.LastOffset() + 1
-				if b.Attributes().Control() {
-					continue
-				}
-				if err := rr.Reset(b, recordbatch.DefaultMaxRecordsBytes); err != nil {
-					return found, fmt.Errorf("kafkatest: scan %s-%d batch at %d: %w", topic, pn, b.BaseOffset(), err)
-				}
-				for rr.Next() {
-					r := rr.Record()
-					found = append(found, Found{
-						Partition: pn, Offset: r.Offset, Value: string(r.Value),
-						ProducerID: b.ProducerID(), Epoch: b.ProducerEpoch(), Sequence: r.Sequence,
-					})
-				}
-				if err := rr.Err(); err != nil {
-					return found, fmt.Errorf("kafkatest: scan %s-%d batch at %d: %w", topic, pn, b.BaseOffset(), err)
-				}
-			}
+			return nil
+		})
+		if err != nil {
+			return found, err
 		}
 	}
 	return found, nil
+}
+
+// scanRecords calls fn with every record of p from its start to its end
+// (control records included) and the batch that holds it, each batch's
+// CRC checked; Read may return a batch that begins before the offset
+// asked for, which is skipped when already seen.
+func scanRecords(p *logstore.Partition, fn func(recordbatch.Batch, *recordbatch.Record) error) error {
+	name := p.ID().String()
+	var rr recordbatch.RecordReader
+	end := p.EndOffset()
+	for off := p.StartOffset(); off < end; {
+		data, err := p.Read(off, 1<<20)
+		if err != nil {
+			return fmt.Errorf("kafkatest: scan %s at offset %d: %w", name, off, err)
+		}
+		if len(data) == 0 {
+			return fmt.Errorf("kafkatest: scan %s: nothing read at offset %d below the end %d", name, off, end)
+		}
+		for len(data) > 0 {
+			b, err := recordbatch.Parse(data, 0)
+			if err != nil {
+				return fmt.Errorf("kafkatest: scan %s at offset %d: %w", name, off, err)
+			}
+			data = data[b.Size():]
+			if err := b.Validate(); err != nil {
+				return fmt.Errorf("kafkatest: scan %s batch at %d: %w", name, b.BaseOffset(), err)
+			}
+			if b.LastOffset() < off {
+				continue // a batch Read returned whole, before off
+			}
+			off = b.LastOffset() + 1
+			if err := rr.Reset(b, recordbatch.DefaultMaxRecordsBytes); err != nil {
+				return fmt.Errorf("kafkatest: scan %s batch at %d: %w", name, b.BaseOffset(), err)
+			}
+			for rr.Next() {
+				if err := fn(b, rr.Record()); err != nil {
+					return err
+				}
+			}
+			if err := rr.Err(); err != nil {
+				return fmt.Errorf("kafkatest: scan %s batch at %d: %w", name, b.BaseOffset(), err)
+			}
+		}
+	}
+	return nil
 }
 
 // ConsumeAndVerify consumes every partition of res's topic through

@@ -580,56 +580,28 @@ func ConsumeTxnsAndVerify(ctx context.Context, brokers []string, res *TxnResult,
 // an open store, with Partition.Read, each batch's CRC checked.
 func ScanTxns(st *logstore.Store, topic string, partitions int32) ([]Entry, error) {
 	var found []Entry
-	var rr recordbatch.RecordReader
 	for pn := range partitions {
 		p, err := st.ExistingPartition(topic, pn)
 		if err != nil {
 			return found, fmt.Errorf("kafkatest: scan: %w", err)
 		}
-		end := p.EndOffset()
-		for off := p.StartOffset(); off < end; {
-			data, err := p.Read(off, 1<<20)
-			if err != nil {
-				return found, fmt.Errorf("kafkatest: scan %s-%d at offset %d: %w", topic, pn, off, err)
-			}
-			if len(data) == 0 {
-				return found, fmt.Errorf("kafkatest: scan %s-%d: nothing read at offset %d below the end %d", topic, pn, off, end)
-			}
-			for len(data) > 0 {
-				b, err := recordbatch.Parse(data, 0)
+		err = scanRecords(p, func(b recordbatch.Batch, r *recordbatch.Record) error {
+			e := Entry{Partition: pn, Offset: r.Offset, ProducerID: b.ProducerID(), Epoch: b.ProducerEpoch(),
+				Transactional: b.Attributes().Transactional(), Control: b.Attributes().Control()}
+			if e.Control {
+				m, err := recordbatch.ParseEndTxnMarker(r.Key, r.Value)
 				if err != nil {
-					return found, fmt.Errorf("kafkatest: scan %s-%d at offset %d: %w", topic, pn, off, err)
+					return fmt.Errorf("kafkatest: scan %s-%d: marker at offset %d: %w", topic, pn, r.Offset, err)
 				}
-				data = data[b.Size():]
-				if err := b.Validate(); err != nil {
-					return found, fmt.Errorf("kafkatest: scan %s-%d batch at %d: %w", topic, pn, b.BaseOffset(), err)
-				}
-				if b.LastOffset() < off {
-					continue
-				}
-				off = b.LastOffset() + 1
-				if err := rr.Reset(b, recordbatch.DefaultMaxRecordsBytes); err != nil {
-					return found, fmt.Errorf("kafkatest: scan %s-%d batch at %d: %w", topic, pn, b.BaseOffset(), err)
-				}
-				for rr.Next() {
-					r := rr.Record()
-					e := Entry{Partition: pn, Offset: r.Offset, ProducerID: b.ProducerID(), Epoch: b.ProducerEpoch(),
-						Transactional: b.Attributes().Transactional(), Control: b.Attributes().Control()}
-					if e.Control {
-						m, err := recordbatch.ParseEndTxnMarker(r.Key, r.Value)
-						if err != nil {
-							return found, fmt.Errorf("kafkatest: scan %s-%d: marker at offset %d: %w", topic, pn, r.Offset, err)
-						}
-						e.Commit = m.Type == recordbatch.ControlCommit
-					} else {
-						e.Value = string(r.Value)
-					}
-					found = append(found, e)
-				}
-				if err := rr.Err(); err != nil {
-					return found, fmt.Errorf("kafkatest: scan %s-%d batch at %d: %w", topic, pn, b.BaseOffset(), err)
-				}
+				e.Commit = m.Type == recordbatch.ControlCommit
+			} else {
+				e.Value = string(r.Value)
 			}
+			found = append(found, e)
+			return nil
+		})
+		if err != nil {
+			return found, err
 		}
 	}
 	return found, nil
