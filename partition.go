@@ -367,16 +367,7 @@ func (p *Partition) syncEvery(d time.Duration) {
 // to maxBytes but at least one batch. Under SyncInterval and SyncNever it
 // can return batches that are not durable yet.
 func (p *Partition) Read(offset int64, maxBytes int) ([]byte, error) {
-	p.mu.RLock()
-	defer p.mu.RUnlock()
-	if p.closed {
-		return nil, p.wrap("read", ErrClosed)
-	}
-	data, err := p.log.Read(offset, maxBytes)
-	if err != nil {
-		return nil, p.wrap(fmt.Sprintf("read at offset %d", offset), err)
-	}
-	return data, nil
+	return p.ReadAppend(nil, offset, maxBytes)
 }
 
 // Close stops the partition: it waits for the appends and reads in

@@ -15,18 +15,7 @@ import (
 // may be DurableEnd (nothing to read); below the log start or above
 // DurableEnd is an error matching segment.ErrOffsetOutOfRange.
 func (p *Partition) ReadDurable(offset int64, maxBytes int) (data []byte, hwm int64, err error) {
-	hwm = p.DurableEnd()
-	if offset == hwm {
-		return nil, hwm, nil
-	}
-	if offset > hwm {
-		return nil, hwm, p.wrap(fmt.Sprintf("read at offset %d", offset), fmt.Errorf("%w: %d is above the high watermark %d", segment.ErrOffsetOutOfRange, offset, hwm))
-	}
-	data, err = p.Read(offset, maxBytes)
-	if err != nil {
-		return nil, hwm, err
-	}
-	return cutBatchesAt(data, hwm), hwm, nil
+	return p.ReadDurableAppend(nil, offset, maxBytes)
 }
 
 // cutBatchesAt returns the prefix of data, whole batches, whose batches

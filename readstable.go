@@ -17,19 +17,27 @@ import (
 // it is always whole below it: "at least one batch" holds as for
 // ReadDurable.
 func (p *Partition) ReadStable(offset int64, maxBytes int) (data []byte, hwm, lso int64, err error) {
+	return p.ReadStableAppend(nil, offset, maxBytes)
+}
+
+// ReadStableAppend is ReadStable into dst, as ReadAppend is Read: the
+// batches below the last stable offset are appended to dst (dst with
+// nothing appended when there are none, or on an error).
+func (p *Partition) ReadStableAppend(dst []byte, offset int64, maxBytes int) (data []byte, hwm, lso int64, err error) {
 	// The LSO first: it is bounded by the DurableEnd of its moment, and
 	// DurableEnd only grows, so lso <= hwm.
 	lso = p.LastStableOffset()
 	hwm = p.DurableEnd()
 	if offset > hwm {
-		return nil, hwm, lso, p.wrap(fmt.Sprintf("read at offset %d", offset), fmt.Errorf("%w: %d is above the high watermark %d", segment.ErrOffsetOutOfRange, offset, hwm))
+		return dst, hwm, lso, p.wrap(fmt.Sprintf("read at offset %d", offset), fmt.Errorf("%w: %d is above the high watermark %d", segment.ErrOffsetOutOfRange, offset, hwm))
 	}
 	if offset >= lso && offset >= p.StartOffset() {
-		return nil, hwm, lso, nil
+		return dst, hwm, lso, nil
 	}
-	data, err = p.Read(offset, maxBytes)
+	base := len(dst)
+	data, err = p.ReadAppend(dst, offset, maxBytes)
 	if err != nil {
-		return nil, hwm, lso, err
+		return dst, hwm, lso, err
 	}
-	return cutBatchesAt(data, lso), hwm, lso, nil
+	return data[:base+len(cutBatchesAt(data[base:], lso))], hwm, lso, nil
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/logstore/logstore"
 	"github.com/logstore/logstore/internal/perf"
@@ -302,16 +303,48 @@ func fetchFixture(b *testing.B, dir string) (records, bytes int64, logs []string
 	return records, bytes, logs
 }
 
+// fetchTimes adds up, from kgo's side, the fetches it read of at least
+// 512 KiB: how long each took from the request written to the response
+// read whole (the server's work and the transfer), and their count.
+type fetchTimes struct {
+	mu   sync.Mutex
+	n    int
+	read time.Duration
+}
+
+func (t *fetchTimes) OnBrokerE2E(_ kgo.BrokerMetadata, key int16, e kgo.BrokerE2E) {
+	if key != 1 || e.Err() != nil || e.BytesRead < 512<<10 {
+		return
+	}
+	t.mu.Lock()
+	t.n++
+	t.read += e.ReadWait + e.TimeToRead
+	t.mu.Unlock()
+}
+
+// report adds the mean time of a large fetch (ms/fetch) and how many
+// there were per op.
+func (t *fetchTimes) report(b *testing.B) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.n > 0 {
+		b.ReportMetric(float64(t.read)/float64(t.n)/1e6, "ms/fetch")
+		b.ReportMetric(float64(t.n)/float64(b.N), "fetches/op")
+	}
+}
+
 // kgoConsume reads benchTopic-0 at addr from its start to its end with
 // one kgo consumer, b.N times, through logstore perf's wire engine.
 func kgoConsume(b *testing.B, addr string, want int64) {
 	b.Helper()
+	times := &fetchTimes{}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
 		rep := &perf.ConsumeReport{}
 		err := perf.ConsumeWire(context.Background(), perf.WireConsumeConfig{
 			Bootstrap: []string{addr}, Topic: benchTopic, From: -1, FetchMaxBytes: 1 << 20, Timeout: time.Minute,
+			Opts: []kgo.Opt{kgo.WithHooks(times)},
 		}, rep)
 		if err != nil {
 			b.Fatal(err)
@@ -320,6 +353,8 @@ func kgoConsume(b *testing.B, addr string, want int64) {
 			b.Fatalf("read %d records, want %d", rep.Records, want)
 		}
 	}
+	b.StopTimer()
+	times.report(b)
 }
 
 // BenchmarkFetch reads the same partition (-fetch-mib MiB of 1 KiB

@@ -74,6 +74,10 @@ type pending struct {
 	// sizeHint, when set, is about the size of the encoded response (a
 	// fetch's record bytes and some more), for the writer's buffer.
 	sizeHint int
+	// release, when set, is called once the response is encoded: it
+	// gives back the buffers the response pointed into (a fetch's
+	// records, fetchbuf.go).
+	release func()
 }
 
 // complete reports whether p's response is ready to write.
@@ -315,7 +319,12 @@ func (c *conn) respond(buf []byte, p *pending) []byte {
 		putFrame(buf)
 		buf = grown
 	}
-	return appendResponse(buf, p)
+	buf = appendResponse(buf, p)
+	if p.release != nil {
+		p.release()
+		p.release = nil
+	}
+	return buf
 }
 
 // appendResponse frames p's response: [size][correlation id], a tag

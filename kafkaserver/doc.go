@@ -29,7 +29,10 @@
 // next produce's append does not wait for this one's fsync; appends
 // still happen in request order, in the reader. The writer writes the
 // responses in request order, each once it is complete; responses that
-// are complete when it writes go out in one write. At most 8
+// are complete when it writes go out in one write. A fetch reads its
+// partitions' batches into one pooled buffer (fetchbuf.go), which goes
+// back to its pool once the writer has encoded the response (kmsg copies
+// the records into the response frame). At most 8
 // requests per connection are read and not yet answered (kgo keeps 5
 // produce requests in flight); the reader waits beyond that.
 //

@@ -51,6 +51,7 @@ type fetch struct {
 	c    *conn
 	r    *kmsg.FetchRequest
 	resp *kmsg.FetchResponse
+	fetchBufs
 }
 
 // build fills the response from the partitions as they are now. It
@@ -59,6 +60,7 @@ type fetch struct {
 // once, as Kafka does).
 func (f *fetch) build() (n int, parts []*logstore.Partition, failed bool) {
 	f.resp.Topics = f.resp.Topics[:0]
+	f.release()
 	remaining := int(f.r.MaxBytes)
 	if f.r.Version < 3 || remaining <= 0 {
 		remaining = DefaultMaxRequestBytes
@@ -134,12 +136,12 @@ func (f *fetch) read(part *logstore.Partition, offset int64, limit int, some boo
 	committed := f.r.IsolationLevel == isolationReadCommitted
 	switch {
 	case some && committed:
-		return part.ReadStable(offset, max(limit, 1))
+		return f.readStable(part, offset, max(limit, 1))
 	case some:
 		// The LSO first: it is bounded by the high watermark of its
 		// moment, which only grows.
 		lso = part.LastStableOffset()
-		data, hwm, err = part.ReadDurable(offset, max(limit, 1))
+		data, hwm, err = f.readDurable(part, offset, max(limit, 1))
 		return data, hwm, lso, err
 	}
 	lso = part.LastStableOffset()
@@ -233,4 +235,5 @@ func (f *fetch) setErr(p *pending) {
 		}
 	}
 	p.sizeHint = hint
+	p.release = f.release
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http/httptest"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -270,6 +271,12 @@ func TestTxnKgoFencing(t *testing.T) {
 	}
 	if n := s.srv.openTransactions(); n != 1 {
 		t.Fatalf("%d transactions open, want 1", n)
+	}
+	hs := httptest.NewServer(s.metrics.Handler())
+	defer hs.Close()
+	fams := scrape(t, hs.URL)
+	if open, begun := value(fams, "logstore_transactions_open"), value(fams, "logstore_transactions_total", "event=begun"); open != 1 || begun != 1 {
+		t.Fatalf("/metrics with one transaction open: logstore_transactions_open %v, begun %v; want 1 and 1", open, begun)
 	}
 	second := txnClient(t, s.addr, "fenced", "fx")
 	if err := second.BeginTransaction(); err != nil {

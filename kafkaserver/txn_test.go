@@ -210,6 +210,15 @@ func TestTxnOverTheWire(t *testing.T) {
 			t.Fatalf("transactional produce to t-%d: %+v", i, got)
 		}
 	}
+	// A transactional id the coordinator does not know, or a producer id
+	// that is not the id's: 49, with the log start offset.
+	nobody := "nobody"
+	if got := txnProduce(t, c, &nobody, "t", 0, txnBatchOf(pid, epoch, 1, "c")); got.ErrorCode != errInvalidProducerIDMap || got.LogStartOffset != 0 {
+		t.Fatalf("transactional batch of an unknown transactional id: %+v", got)
+	}
+	if got := txnProduce(t, c, &txnID, "t", 0, txnBatchOf(pid+1, epoch, 0, "c")); got.ErrorCode != errInvalidProducerIDMap {
+		t.Fatalf("transactional batch of another producer id: %+v", got)
+	}
 	// The same batch in a request without a transactional id: 48.
 	if got := txnProduce(t, c, nil, "t", 0, txnBatchOf(pid, epoch, 1, "c")); got.ErrorCode != errInvalidTxnState {
 		t.Fatalf("transactional batch without a transactional id: %+v", got)

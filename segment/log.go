@@ -700,26 +700,34 @@ func (l *Log) Flushed() error {
 // returns nothing; one below the log start or above the end is
 // ErrOffsetOutOfRange.
 func (l *Log) Read(offset int64, maxBytes int) ([]byte, error) {
+	return l.ReadAppend(nil, offset, maxBytes)
+}
+
+// ReadAppend is Read into dst: it appends the batches to dst and returns
+// the extended slice (dst itself, with nothing appended, at the log end
+// or on an error). With room for maxBytes past len(dst) (a reused
+// buffer) it allocates nothing; see read.go.
+func (l *Log) ReadAppend(dst []byte, offset int64, maxBytes int) ([]byte, error) {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	if err := l.check(); err != nil {
-		return nil, err
+		return dst, err
 	}
 	end := l.active().nextOffset
 	if offset < l.ckpt.logStart || offset > end {
-		return nil, fmt.Errorf("%w: %d, log holds [%d, %d)", ErrOffsetOutOfRange, offset, l.ckpt.logStart, end)
+		return dst, fmt.Errorf("%w: %d, log holds [%d, %d)", ErrOffsetOutOfRange, offset, l.ckpt.logStart, end)
 	}
 	for i := l.segmentFor(offset); i < len(l.segs); i++ {
 		s := l.segs[i]
-		out, err := s.read(offset, maxBytes, s.size)
+		out, found, err := s.readAppend(dst, offset, maxBytes, s.size)
 		if err != nil {
-			return nil, fmt.Errorf("logstore/segment: reading %s: %w", s.logName, err)
+			return dst, fmt.Errorf("logstore/segment: reading %s: %w", s.logName, err)
 		}
-		if out != nil {
+		if found {
 			return out, nil
 		}
 	}
-	return nil, nil
+	return dst, nil
 }
 
 // segmentFor returns the index of the segment whose range holds offset.
@@ -924,7 +932,7 @@ func (l *Log) Batches(from int64, fn func(recordbatch.Batch) error) error {
 	// rest of the batch after it, so no byte is read twice.
 	buf := make([]byte, recordbatch.HeaderSize, 64<<10)
 	for _, sp := range spans {
-		pos, err := sp.s.findBatch(from, sp.size)
+		pos, err := sp.s.findBatch(buf, from, sp.size)
 		if err != nil {
 			return fmt.Errorf("logstore/segment: reading %s: %w", sp.s.logName, err)
 		}

@@ -485,8 +485,8 @@ func (s *segment) trimIndexes() error {
 
 // findBatch returns the position of the first batch whose last offset is
 // >= offset, starting from the index, or -1 when the segment has none.
-func (s *segment) findBatch(offset int64, size int64) (int64, error) {
-	hb := make([]byte, recordbatch.HeaderSize)
+// hb is room for a batch header.
+func (s *segment) findBatch(hb []byte, offset int64, size int64) (int64, error) {
 	_, pos := s.index.lookup(offset)
 	for pos < size {
 		h, err := s.header(hb, pos)
@@ -501,42 +501,16 @@ func (s *segment) findBatch(offset int64, size int64) (int64, error) {
 	return -1, nil
 }
 
-// read returns whole batches from the one holding offset, up to maxBytes
-// of them but at least one, reading no further than size.
-func (s *segment) read(offset int64, maxBytes int, size int64) ([]byte, error) {
-	start, err := s.findBatch(offset, size)
-	if err != nil || start < 0 {
-		return nil, err
-	}
-	hb := make([]byte, recordbatch.HeaderSize)
-	end := start
-	for end < size {
-		h, err := s.header(hb, end)
-		if err != nil {
-			return nil, err
-		}
-		if end > start && end+int64(h.Size())-start > int64(maxBytes) {
-			break
-		}
-		end += int64(h.Size())
-	}
-	buf := make([]byte, end-start)
-	if _, err := s.log.ReadAt(buf, start); err != nil {
-		return nil, err
-	}
-	return buf, nil
-}
-
 // offsetForTime returns the first offset in the segment whose record
 // timestamp is >= ts, or -1.
 func (s *segment) offsetForTime(ts int64, size int64) (int64, error) {
 	_, off := s.timeIndex.lookup(ts)
-	pos, err := s.findBatch(off, size)
+	hb := make([]byte, recordbatch.HeaderSize)
+	pos, err := s.findBatch(hb, off, size)
 	if err != nil || pos < 0 {
 		return -1, err
 	}
 	var r recordbatch.RecordReader
-	hb := make([]byte, recordbatch.HeaderSize)
 	for pos < size {
 		h, err := s.header(hb, pos)
 		if err != nil {

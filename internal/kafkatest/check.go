@@ -7,9 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/logstore/logstore"
 	"github.com/logstore/logstore/recordbatch"
@@ -27,45 +25,63 @@ type Found struct {
 	Sequence int32
 }
 
-// Consume reads every partition of topic from its start to the high
-// watermark it has when Consume begins, with a kgo consumer
-// (ConsumePartitions, read_committed), and returns every data record. It
-// knows a partition is done when it has the record just below the high
-// watermark; kgo hands it the transaction markers too
-// (KeepControlRecords), which are not returned, so a log that ends with
-// a marker ends there too.
+// Consume reads every partition of topic from its start to the end it
+// has when Consume begins (its last stable offset, which is the high
+// watermark when no transaction is open) with a kgo consumer
+// (ConsumePartitions, read_committed; consumeTo), and returns every data
+// record.
 func Consume(ctx context.Context, brokers []string, topic string, partitions int32, opts ...kgo.Opt) ([]Found, error) {
-	ends, err := listEnds(ctx, brokers, topic, partitions)
+	ends, err := ListOffsetsAt(ctx, brokers, topic, partitions, 1)
 	if err != nil {
 		return nil, err
 	}
-	offsets := make(map[int32]kgo.Offset, partitions)
+	var found []Found
+	err = consumeTo(ctx, brokers, topic, ends, kgo.ReadCommitted(), opts, func(r *kgo.Record) error {
+		if !r.Attrs.IsControl() {
+			found = append(found, Found{
+				Partition: r.Partition, Offset: r.Offset, Value: string(r.Value),
+				ProducerID: r.ProducerID, Epoch: r.ProducerEpoch, Sequence: -1,
+			})
+		}
+		return nil
+	})
+	return found, err
+}
+
+// consumeTo reads every partition of topic from its start up to its end
+// in ends with a kgo consumer at isolation level iso (with the extra
+// options opts), keeping control records, and calls fn with every record
+// and marker below the end, in order per partition. A consumer never
+// gets a marker's offset as a data record, so the end is known from the
+// records and markers together: a partition is done at the record or
+// marker just below its end.
+func consumeTo(ctx context.Context, brokers []string, topic string, ends map[int32]int64, iso kgo.IsolationLevel, opts []kgo.Opt, fn func(*kgo.Record) error) error {
+	offsets := make(map[int32]kgo.Offset, len(ends))
 	left := 0
-	for p := int32(0); p < partitions; p++ {
+	for p, end := range ends {
 		offsets[p] = kgo.NewOffset().AtStart()
-		if ends[p] > 0 {
+		if end > 0 {
 			left++
 		}
 	}
 	if left == 0 {
-		return nil, nil
+		return nil
 	}
 	all := append(ClientOpts(brokers...),
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: offsets}),
-		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.FetchIsolationLevel(iso),
 		kgo.KeepControlRecords(),
 	)
 	cl, err := kgo.NewClient(append(all, opts...)...)
 	if err != nil {
-		return nil, fmt.Errorf("kafkatest: consumer: %w", err)
+		return fmt.Errorf("kafkatest: consumer: %w", err)
 	}
 	defer cl.Close()
-	var found []Found
-	done := make(map[int32]bool, partitions)
+	done := make(map[int32]bool, len(ends))
 	for left > 0 {
 		fs := cl.PollFetches(ctx)
 		if err := ctx.Err(); err != nil {
-			return found, fmt.Errorf("kafkatest: consume %s: %d partitions short of their end %v: %w", topic, left, ends, err)
+			return fmt.Errorf("kafkatest: consume %s: %d partitions short of their end %v: %w", topic, left, ends, err)
 		}
 		var ferr error
 		fs.EachError(func(t string, p int32, err error) {
@@ -74,64 +90,23 @@ func Consume(ctx context.Context, brokers []string, topic string, partitions int
 			}
 		})
 		if ferr != nil {
-			return found, ferr
+			return ferr
 		}
 		fs.EachRecord(func(r *kgo.Record) {
-			if r.Offset >= ends[r.Partition] {
-				return // produced after Consume began
+			if ferr != nil || r.Offset >= ends[r.Partition] {
+				return // produced after the consumer began
 			}
-			if !r.Attrs.IsControl() {
-				found = append(found, Found{
-					Partition: r.Partition, Offset: r.Offset, Value: string(r.Value),
-					ProducerID: r.ProducerID, Epoch: r.ProducerEpoch, Sequence: -1,
-				})
-			}
+			ferr = fn(r)
 			if r.Offset+1 >= ends[r.Partition] && !done[r.Partition] {
 				done[r.Partition] = true
 				left--
 			}
 		})
-	}
-	return found, nil
-}
-
-// listEnds asks for each partition's high watermark (ListOffsets -1).
-func listEnds(ctx context.Context, brokers []string, topic string, partitions int32) (map[int32]int64, error) {
-	cl, err := kgo.NewClient(ClientOpts(brokers...)...)
-	if err != nil {
-		return nil, fmt.Errorf("kafkatest: list offsets: %w", err)
-	}
-	defer cl.Close()
-	req := kmsg.NewPtrListOffsetsRequest()
-	req.IsolationLevel = 1
-	t := kmsg.NewListOffsetsRequestTopic()
-	t.Topic = topic
-	for p := int32(0); p < partitions; p++ {
-		pt := kmsg.NewListOffsetsRequestTopicPartition()
-		pt.Partition = p
-		pt.Timestamp = -1
-		t.Partitions = append(t.Partitions, pt)
-	}
-	req.Topics = append(req.Topics, t)
-	resp, err := req.RequestWith(ctx, cl)
-	if err != nil {
-		return nil, fmt.Errorf("kafkatest: list offsets of %s: %w", topic, err)
-	}
-	ends := make(map[int32]int64, partitions)
-	for _, rt := range resp.Topics {
-		for _, rp := range rt.Partitions {
-			if err := kerr.ErrorForCode(rp.ErrorCode); err != nil {
-				return nil, fmt.Errorf("kafkatest: list offsets of %s-%d: %w", topic, rp.Partition, err)
-			}
-			ends[rp.Partition] = rp.Offset
+		if ferr != nil {
+			return ferr
 		}
 	}
-	for p := int32(0); p < partitions; p++ {
-		if _, ok := ends[p]; !ok {
-			return nil, fmt.Errorf("kafkatest: list offsets of %s: no answer for partition %d", topic, p)
-		}
-	}
-	return ends, nil
+	return nil
 }
 
 // ScanStore opens the store in dir (no process may have it open: run it
@@ -162,7 +137,6 @@ func scanOpen(st *logstore.Store, topic string, partitions int32) ([]Found, erro
 		}
 	}
 	var found []Found
-	var rr recordbatch.RecordReader
 	for pn := int32(0); pn < partitions; pn++ {
 		if !exists[pn] {
 			continue // the verdict says which values are missing
@@ -171,48 +145,65 @@ func scanOpen(st *logstore.Store, topic string, partitions int32) ([]Found, erro
 		if err != nil {
 			return found, fmt.Errorf("kafkatest: scan: %w", err)
 		}
-		end := p.EndOffset()
-		for off := p.StartOffset(); off < end; {
-			data, err := p.Read(off, 1<<20)
-			if err != nil {
-				return found, fmt.Errorf("kafkatest: scan %s-%d at offset %d: %w", topic, pn, off, err)
+		err = scanRecords(p, func(b recordbatch.Batch, r *recordbatch.Record) error {
+			if !b.Attributes().Control() {
+				found = append(found, Found{
+					Partition: pn, Offset: r.Offset, Value: string(r.Value),
+					ProducerID: b.ProducerID(), Epoch: b.ProducerEpoch(), Sequence: r.Sequence,
+				})
 			}
-			if len(data) == 0 {
-				return found, fmt.Errorf("kafkatest: scan %s-%d: nothing read at offset %d below the end %d", topic, pn, off, end)
-			}
-			for len(data) > 0 {
-				b, err := recordbatch.Parse(data, 0)
-				if err != nil {
-					return found, fmt.Errorf("kafkatest: scan %s-%d at offset %d: %w", topic, pn, off, err)
-				}
-				data = data[b.Size():]
-				if err := b.Validate(); err != nil {
-					return found, fmt.Errorf("kafkatest: scan %s-%d batch at %d: %w", topic, pn, b.BaseOffset(), err)
-				}
-				if b.LastOffset() < off {
-					continue // a batch Read returned whole, before off
-				}
-				off = b.LastOffset() + 1
-				if b.Attributes().Control() {
-					continue
-				}
-				if err := rr.Reset(b, recordbatch.DefaultMaxRecordsBytes); err != nil {
-					return found, fmt.Errorf("kafkatest: scan %s-%d batch at %d: %w", topic, pn, b.BaseOffset(), err)
-				}
-				for rr.Next() {
-					r := rr.Record()
-					found = append(found, Found{
-						Partition: pn, Offset: r.Offset, Value: string(r.Value),
-						ProducerID: b.ProducerID(), Epoch: b.ProducerEpoch(), Sequence: r.Sequence,
-					})
-				}
-				if err := rr.Err(); err != nil {
-					return found, fmt.Errorf("kafkatest: scan %s-%d batch at %d: %w", topic, pn, b.BaseOffset(), err)
-				}
-			}
+			return nil
+		})
+		if err != nil {
+			return found, err
 		}
 	}
 	return found, nil
+}
+
+// scanRecords calls fn with every record of p from its start to its end
+// (control records included) and the batch that holds it, each batch's
+// CRC checked; Read may return a batch that begins before the offset
+// asked for, which is skipped when already seen.
+func scanRecords(p *logstore.Partition, fn func(recordbatch.Batch, *recordbatch.Record) error) error {
+	name := p.ID().String()
+	var rr recordbatch.RecordReader
+	end := p.EndOffset()
+	for off := p.StartOffset(); off < end; {
+		data, err := p.Read(off, 1<<20)
+		if err != nil {
+			return fmt.Errorf("kafkatest: scan %s at offset %d: %w", name, off, err)
+		}
+		if len(data) == 0 {
+			return fmt.Errorf("kafkatest: scan %s: nothing read at offset %d below the end %d", name, off, end)
+		}
+		for len(data) > 0 {
+			b, err := recordbatch.Parse(data, 0)
+			if err != nil {
+				return fmt.Errorf("kafkatest: scan %s at offset %d: %w", name, off, err)
+			}
+			data = data[b.Size():]
+			if err := b.Validate(); err != nil {
+				return fmt.Errorf("kafkatest: scan %s batch at %d: %w", name, b.BaseOffset(), err)
+			}
+			if b.LastOffset() < off {
+				continue // a batch Read returned whole, before off
+			}
+			off = b.LastOffset() + 1
+			if err := rr.Reset(b, recordbatch.DefaultMaxRecordsBytes); err != nil {
+				return fmt.Errorf("kafkatest: scan %s batch at %d: %w", name, b.BaseOffset(), err)
+			}
+			for rr.Next() {
+				if err := fn(b, rr.Record()); err != nil {
+					return err
+				}
+			}
+			if err := rr.Err(); err != nil {
+				return fmt.Errorf("kafkatest: scan %s batch at %d: %w", name, b.BaseOffset(), err)
+			}
+		}
+	}
+	return nil
 }
 
 // ConsumeAndVerify consumes every partition of res's topic through

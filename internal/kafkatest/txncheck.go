@@ -424,11 +424,8 @@ func decisionsText(ds map[Decision][]string) string {
 
 // ConsumeTxns reads every partition of topic from its start to its high
 // watermark with a kgo consumer at the isolation level given (kgo's
-// ReadCommitted or ReadUncommitted), keeping control records, and returns
-// what it read: data records and markers. A consumer never gets a
-// marker's offset as a data record, so the end is known from the records
-// and markers together: a partition is done at the record or marker just
-// below its high watermark. It fails at once when a partition's last
+// ReadCommitted or ReadUncommitted; consumeTo), and returns what it read:
+// data records and markers. It fails at once when a partition's last
 // stable offset (ListOffsets at read_committed) is below its high
 // watermark: a transaction is still open, and a read_committed consumer
 // could not reach the end.
@@ -446,70 +443,23 @@ func ConsumeTxns(ctx context.Context, brokers []string, topic string, partitions
 			return nil, fmt.Errorf("%w: partition %d: last stable offset %d, high watermark %d: a transaction is still open", ErrTxnVerify, p, lso[p], hw[p])
 		}
 	}
-	offsets := make(map[int32]kgo.Offset, partitions)
-	left := 0
-	for p := range partitions {
-		offsets[p] = kgo.NewOffset().AtStart()
-		if hw[p] > 0 {
-			left++
-		}
-	}
-	if left == 0 {
-		return nil, nil
-	}
-	all := append(ClientOpts(brokers...),
-		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: offsets}),
-		kgo.FetchIsolationLevel(iso),
-		kgo.KeepControlRecords(),
-	)
-	cl, err := kgo.NewClient(append(all, opts...)...)
-	if err != nil {
-		return nil, fmt.Errorf("kafkatest: consumer: %w", err)
-	}
-	defer cl.Close()
 	var found []Entry
-	done := make(map[int32]bool, partitions)
-	for left > 0 {
-		fs := cl.PollFetches(ctx)
-		if err := ctx.Err(); err != nil {
-			return found, fmt.Errorf("kafkatest: consume %s: %d partitions short of their end %v: %w", topic, left, hw, err)
+	err = consumeTo(ctx, brokers, topic, hw, iso, opts, func(r *kgo.Record) error {
+		e := Entry{Partition: r.Partition, Offset: r.Offset, ProducerID: r.ProducerID, Epoch: r.ProducerEpoch,
+			Transactional: r.Attrs.IsTransactional(), Control: r.Attrs.IsControl()}
+		if e.Control {
+			m, err := recordbatch.ParseEndTxnMarker(r.Key, r.Value)
+			if err != nil {
+				return fmt.Errorf("kafkatest: consume %s-%d: control record at offset %d: %w", topic, r.Partition, r.Offset, err)
+			}
+			e.Commit = m.Type == recordbatch.ControlCommit
+		} else {
+			e.Value = string(r.Value)
 		}
-		var ferr error
-		fs.EachError(func(t string, p int32, err error) {
-			if ferr == nil {
-				ferr = fmt.Errorf("kafkatest: consume %s-%d: %w", t, p, err)
-			}
-		})
-		if ferr != nil {
-			return found, ferr
-		}
-		var rerr error
-		fs.EachRecord(func(r *kgo.Record) {
-			if r.Offset >= hw[r.Partition] {
-				return
-			}
-			e := Entry{Partition: r.Partition, Offset: r.Offset, ProducerID: r.ProducerID, Epoch: r.ProducerEpoch,
-				Transactional: r.Attrs.IsTransactional(), Control: r.Attrs.IsControl()}
-			if e.Control {
-				m, err := recordbatch.ParseEndTxnMarker(r.Key, r.Value)
-				if err != nil && rerr == nil {
-					rerr = fmt.Errorf("kafkatest: consume %s-%d: control record at offset %d: %w", topic, r.Partition, r.Offset, err)
-				}
-				e.Commit = m.Type == recordbatch.ControlCommit
-			} else {
-				e.Value = string(r.Value)
-			}
-			found = append(found, e)
-			if r.Offset+1 >= hw[r.Partition] && !done[r.Partition] {
-				done[r.Partition] = true
-				left--
-			}
-		})
-		if rerr != nil {
-			return found, rerr
-		}
-	}
-	return found, nil
+		found = append(found, e)
+		return nil
+	})
+	return found, err
 }
 
 // ListOffsetsAt asks for each partition's latest offset (ListOffsets -1)
@@ -580,56 +530,28 @@ func ConsumeTxnsAndVerify(ctx context.Context, brokers []string, res *TxnResult,
 // an open store, with Partition.Read, each batch's CRC checked.
 func ScanTxns(st *logstore.Store, topic string, partitions int32) ([]Entry, error) {
 	var found []Entry
-	var rr recordbatch.RecordReader
 	for pn := range partitions {
 		p, err := st.ExistingPartition(topic, pn)
 		if err != nil {
 			return found, fmt.Errorf("kafkatest: scan: %w", err)
 		}
-		end := p.EndOffset()
-		for off := p.StartOffset(); off < end; {
-			data, err := p.Read(off, 1<<20)
-			if err != nil {
-				return found, fmt.Errorf("kafkatest: scan %s-%d at offset %d: %w", topic, pn, off, err)
-			}
-			if len(data) == 0 {
-				return found, fmt.Errorf("kafkatest: scan %s-%d: nothing read at offset %d below the end %d", topic, pn, off, end)
-			}
-			for len(data) > 0 {
-				b, err := recordbatch.Parse(data, 0)
+		err = scanRecords(p, func(b recordbatch.Batch, r *recordbatch.Record) error {
+			e := Entry{Partition: pn, Offset: r.Offset, ProducerID: b.ProducerID(), Epoch: b.ProducerEpoch(),
+				Transactional: b.Attributes().Transactional(), Control: b.Attributes().Control()}
+			if e.Control {
+				m, err := recordbatch.ParseEndTxnMarker(r.Key, r.Value)
 				if err != nil {
-					return found, fmt.Errorf("kafkatest: scan %s-%d at offset %d: %w", topic, pn, off, err)
+					return fmt.Errorf("kafkatest: scan %s-%d: marker at offset %d: %w", topic, pn, r.Offset, err)
 				}
-				data = data[b.Size():]
-				if err := b.Validate(); err != nil {
-					return found, fmt.Errorf("kafkatest: scan %s-%d batch at %d: %w", topic, pn, b.BaseOffset(), err)
-				}
-				if b.LastOffset() < off {
-					continue
-				}
-				off = b.LastOffset() + 1
-				if err := rr.Reset(b, recordbatch.DefaultMaxRecordsBytes); err != nil {
-					return found, fmt.Errorf("kafkatest: scan %s-%d batch at %d: %w", topic, pn, b.BaseOffset(), err)
-				}
-				for rr.Next() {
-					r := rr.Record()
-					e := Entry{Partition: pn, Offset: r.Offset, ProducerID: b.ProducerID(), Epoch: b.ProducerEpoch(),
-						Transactional: b.Attributes().Transactional(), Control: b.Attributes().Control()}
-					if e.Control {
-						m, err := recordbatch.ParseEndTxnMarker(r.Key, r.Value)
-						if err != nil {
-							return found, fmt.Errorf("kafkatest: scan %s-%d: marker at offset %d: %w", topic, pn, r.Offset, err)
-						}
-						e.Commit = m.Type == recordbatch.ControlCommit
-					} else {
-						e.Value = string(r.Value)
-					}
-					found = append(found, e)
-				}
-				if err := rr.Err(); err != nil {
-					return found, fmt.Errorf("kafkatest: scan %s-%d batch at %d: %w", topic, pn, b.BaseOffset(), err)
-				}
+				e.Commit = m.Type == recordbatch.ControlCommit
+			} else {
+				e.Value = string(r.Value)
 			}
+			found = append(found, e)
+			return nil
+		})
+		if err != nil {
+			return found, err
 		}
 	}
 	return found, nil
