@@ -18,12 +18,14 @@ import (
 )
 
 type groupsOptions struct {
-	dir         string
-	group       string
-	describe    bool
-	json        bool
-	lockTimeout time.Duration
-	stdout      io.Writer
+	dir            string
+	bootstrap      string
+	requestTimeout time.Duration
+	group          string
+	describe       bool
+	json           bool
+	lockTimeout    time.Duration
+	stdout         io.Writer
 }
 
 func newGroupsCommand() *cobra.Command {
@@ -31,9 +33,9 @@ func newGroupsCommand() *cobra.Command {
 	if d := os.Getenv(envStoreDir); d != "" {
 		dir = d
 	}
-	opts := &groupsOptions{dir: dir, lockTimeout: defaultAppendLockTimeout}
+	opts := &groupsOptions{dir: dir, lockTimeout: defaultAppendLockTimeout, requestTimeout: defaultGroupsRequestTimeout}
 	cmd := &cobra.Command{
-		Use:   "groups [--dir DIR] [--describe | --group GROUP] [--json]",
+		Use:   "groups [--dir DIR | --bootstrap HOST:PORT] [--describe | --group GROUP] [--json]",
 		Short: "List the consumer groups of a store, or describe them with their committed offsets and lag",
 		Long: `groups reads the consumer groups that serve's group coordinator keeps in
 DIR/groups.db, as kafka-consumer-groups.sh lists and describes them. One
@@ -53,11 +55,29 @@ running server holds both the store and groups.db, so groups refuses
 while serve runs (after --lock-timeout). With --json each group is one
 JSON object on a line of its own, its offsets a list.
 
+With --bootstrap it asks a running server (or any Kafka broker) instead,
+over the Kafka protocol, as kafka-consumer-groups.sh does: ListGroups,
+DescribeGroups, OffsetFetch and ListOffsets. Each group's line then has
+its state and member count:
+
+  group=<id> state=<state> protocolType=<type> members=<n>
+
+and --describe or --group add a line per member before the offsets:
+
+  group=<id> member=<id> instanceId=<quoted|none> clientId=<quoted> host=<host> assignment=<topic:p,p;...>
+
+(the assignment decoded for groups of protocol type "consumer"); the
+offsets' end is the high watermark, committedAt and generation -1 (the
+protocol does not carry them). In JSON, "state" and "members" (memberId, instanceId,
+clientId, clientHost, assignment by topic) are added.
+
 Exit status: 0 when the groups were printed; 1 for bad flags, a store
-without groups.db, a groups.db that is damaged or in use.`,
+without groups.db, a groups.db that is damaged or in use, or a server
+that cannot be reached or answers an error.`,
 		Example: `  logstore groups --dir data
   logstore groups --dir data --group orders-app
-  logstore groups --dir data --describe --json`,
+  logstore groups --dir data --describe --json
+  logstore groups --bootstrap 127.0.0.1:9092 --group orders-app`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.stdout = cmd.OutOrStdout()
@@ -67,6 +87,8 @@ without groups.db, a groups.db that is damaged or in use.`,
 	f := cmd.Flags()
 	f.SortFlags = false
 	f.StringVar(&opts.dir, "dir", opts.dir, "store directory `DIR`, or $"+envStoreDir+" when set")
+	f.StringVar(&opts.bootstrap, "bootstrap", "", "ask the running server at `HOST:PORT` instead of reading DIR")
+	f.DurationVar(&opts.requestTimeout, "request-timeout", opts.requestTimeout, "with --bootstrap: how long the requests may take together")
 	f.StringVar(&opts.group, "group", "", "describe only `GROUP`")
 	f.BoolVar(&opts.describe, "describe", false, "describe every group: its committed offsets and their lag")
 	f.BoolVar(&opts.json, "json", false, "print groups as JSON Lines")
@@ -88,6 +110,8 @@ type groupOffsetJSON struct {
 type groupJSON struct {
 	Group        string            `json:"group"`
 	ProtocolType string            `json:"protocolType"`
+	State        string            `json:"state,omitempty"`
+	Members      []groupMemberJSON `json:"members,omitempty"`
 	Generation   int32             `json:"generation"`
 	EmptySince   *int64            `json:"emptySince"`
 	Lag          int64             `json:"lag"`
@@ -97,6 +121,9 @@ type groupJSON struct {
 func runGroups(ctx context.Context, o *groupsOptions) (err error) {
 	if ctx == nil {
 		ctx = context.Background()
+	}
+	if o.bootstrap != "" {
+		return runGroupsWire(ctx, o)
 	}
 	if err := existingStoreDir(o.dir); err != nil {
 		return err
@@ -177,16 +204,21 @@ func runGroups(ctx context.Context, o *groupsOptions) (err error) {
 			continue
 		}
 		for _, oj := range j.Offsets {
-			endS, lagS := "unknown", "unknown"
-			if oj.End != nil {
-				endS, lagS = strconv.FormatInt(*oj.End, 10), strconv.FormatInt(*oj.Lag, 10)
-			}
-			fmt.Fprintf(out, "group=%s topic=%s partition=%d committed=%d end=%s lag=%s leaderEpoch=%d committedAt=%d metadata=%s\n",
-				strconv.Quote(g.Group), oj.Topic, oj.Partition, oj.Committed, endS, lagS, oj.LeaderEpoch, oj.CommittedAt, strconv.Quote(oj.Metadata))
+			writeOffsetLine(out, g.Group, oj)
 		}
 	}
 	if err := out.Flush(); err != nil {
 		return fmt.Errorf("writing the groups: %w", err)
 	}
 	return nil
+}
+
+// writeOffsetLine writes one committed offset's line.
+func writeOffsetLine(out io.Writer, group string, oj groupOffsetJSON) {
+	endS, lagS := "unknown", "unknown"
+	if oj.End != nil {
+		endS, lagS = strconv.FormatInt(*oj.End, 10), strconv.FormatInt(*oj.Lag, 10)
+	}
+	fmt.Fprintf(out, "group=%s topic=%s partition=%d committed=%d end=%s lag=%s leaderEpoch=%d committedAt=%d metadata=%s\n",
+		strconv.Quote(group), oj.Topic, oj.Partition, oj.Committed, endS, lagS, oj.LeaderEpoch, oj.CommittedAt, strconv.Quote(oj.Metadata))
 }
