@@ -113,7 +113,14 @@
 //
 // Writes go through one committer goroutine that commits every write
 // queued while the previous commit ran in one bbolt transaction (one
-// fsync), so concurrent transactions share fsyncs without a timer.
+// commit: bbolt syncs twice, the pages then the meta page), so
+// concurrent transactions share commits without a timer. A lazy write
+// (the caller does not wait) costs no commit of its own: the committer
+// holds it until the next write that is waited for, and commits it
+// with (before) that one; with none, after at most a second, or at
+// Close. A newer write of the same transactional id replaces a held
+// one, which is then never written: a producer's CompleteX is usually
+// replaced by its next transaction's AddPartitions.
 // Which writes are waited for before answering:
 //
 //   - InitProducerID's new mapping: yes. Otherwise a crash could hand the
@@ -126,8 +133,10 @@
 //     markers leaves PrepareX on disk, and Open writes every marker of
 //     the decision again, then CompleteX: every partition ends with the
 //     same decision.
-//   - CompleteX: no (a lazy write, committed with the next commit, or
-//     at Close). If a crash loses it, the file still says PrepareX and
+//   - CompleteX: no (a lazy write, see above: committed with the next
+//     waited-for write, within a second, or at Close, or replaced by the
+//     id's next write). If a crash loses it, or it was never written, the
+//     file still says PrepareX and
 //     Open writes the markers again. That is harmless: the marker for a
 //     producer with no open transaction in a partition is accepted by
 //     Partition.AppendMarker (its checks refuse only an older producer
@@ -137,7 +146,14 @@
 //     producer: a later transaction begins with an AddPartitions whose
 //     durable write replaces the record (same key) before any of its
 //     data is admitted, so the file can only say PrepareX while the
-//     producer has no data after the markers.
+//     producer has no data after the markers. Replacing a held CompleteX
+//     by a newer write of the id (AddPartitions' Ongoing, or
+//     InitProducerID's Empty) is the same as committing both in one
+//     commit: the file goes from PrepareX to the newer record, which is
+//     durable before its caller is answered, and the markers of the
+//     PrepareX were durable before the CompleteX was queued. Read (and so
+//     `logstore producers` on a stopped store) may show PrepareX for a
+//     transaction already answered as ended; the next Open finishes it.
 //   - The coordinator epoch at Open: yes, before any marker.
 //
 // Open finishes every PrepareX (markers, then a durable CompleteX)
