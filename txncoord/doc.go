@@ -133,6 +133,12 @@
 //     markers leaves PrepareX on disk, and Open writes every marker of
 //     the decision again, then CompleteX: every partition ends with the
 //     same decision.
+//   - The markers: a decision's markers are all written, then waited
+//     for together (Markers.WriteMarkers; StoreMarkers syncs the
+//     partitions concurrently), before CompleteX is queued and before
+//     EndTxn answers. Which of them a crash keeps does not matter: the
+//     file says PrepareX until CompleteX is committed, and Open writes
+//     them all again.
 //   - CompleteX: no (a lazy write, see above: committed with the next
 //     waited-for write, within a second, or at Close, or replaced by the
 //     id's next write). If a crash loses it, or it was never written, the
