@@ -128,7 +128,18 @@
 //   - AddPartitions: yes. A partition gets transactional data only after
 //     its AddPartitions answered; if the coordinator could forget the
 //     partition, the transaction's markers would never reach it and its
-//     last stable offset would stay stuck for ever.
+//     last stable offset would stay stuck for ever. Aborting, at Open,
+//     the open transactions the partitions hold that no durable record
+//     lists would not be enough: the first AddPartitions of a
+//     transaction usually replaces the previous transaction's held
+//     CompleteX, so a crash could lose both and leave the previous
+//     PrepareX on disk while the new transaction has data in the
+//     partitions; Open would then write the old decision's markers again
+//     and they would end the new transaction (same producer id and
+//     epoch) in the partitions the old one listed, committed there and
+//     aborted elsewhere. Ruling that out needs the CompleteX durable
+//     before the next AddPartitions is answered, which is the commit
+//     this would save.
 //   - PrepareX: yes, before any marker is written. A crash after some
 //     markers leaves PrepareX on disk, and Open writes every marker of
 //     the decision again, then CompleteX: every partition ends with the
