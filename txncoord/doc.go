@@ -153,8 +153,8 @@
 //   - CompleteX: no (a lazy write, see above: committed with the next
 //     waited-for write, within a second, or at Close, or replaced by the
 //     id's next write). If a crash loses it, or it was never written, the
-//     file still says PrepareX and
-//     Open writes the markers again. That is harmless: the marker for a
+//     file still says PrepareX and Open writes the markers again. That
+//     is harmless: the marker for a
 //     producer with no open transaction in a partition is accepted by
 //     Partition.AppendMarker (its checks refuse only an older producer
 //     epoch or coordinator epoch, and the new Open's coordinator epoch
@@ -168,8 +168,8 @@
 //     InitProducerID's Empty) is the same as committing both in one
 //     commit: the file goes from PrepareX to the newer record, which is
 //     durable before its caller is answered, and the markers of the
-//     PrepareX were durable before the CompleteX was queued. Read (and so
-//     `logstore producers` on a stopped store) may show PrepareX for a
+//     PrepareX were durable before the CompleteX was queued. After a
+//     crash, Read (and so `logstore producers`) may show PrepareX for a
 //     transaction already answered as ended; the next Open finishes it.
 //   - The coordinator epoch at Open: yes, before any marker.
 //
