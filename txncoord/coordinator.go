@@ -26,10 +26,12 @@ type TopicPartition struct {
 	Partition int32
 }
 
-// Markers writes one COMMIT (commit true) or ABORT marker durably; the
+// Markers writes the COMMIT (commit true) or ABORT markers of one
+// decision to every partition of tps and returns once all of them are
+// durable (or with an error, when some may not be written); the
 // server's is StoreMarkers(store).
 type Markers interface {
-	WriteMarker(tp TopicPartition, producerID int64, epoch int16, commit bool, coordinatorEpoch int32) error
+	WriteMarkers(tps []TopicPartition, producerID int64, epoch int16, commit bool, coordinatorEpoch int32) error
 }
 
 // ProducerIDs hands out producer ids never handed out before
@@ -572,10 +574,8 @@ func (c *Coordinator) finish(t *txn, prep record, persisted bool) error {
 		c.mu.Unlock()
 	}
 	commit := prep.state == statePrepareCommit
-	for _, tp := range prep.partitions {
-		if err := c.markers.WriteMarker(tp, prep.producerID, prep.epoch, commit, c.epoch); err != nil {
-			return fmt.Errorf("txncoord: transactional id %q: %s marker for %s-%d: %w", t.id, decisionName(commit), tp.Topic, tp.Partition, err)
-		}
+	if err := c.markers.WriteMarkers(prep.partitions, prep.producerID, prep.epoch, commit, c.epoch); err != nil {
+		return fmt.Errorf("txncoord: transactional id %q: %s markers: %w", t.id, decisionName(commit), err)
 	}
 	done := prep.clone()
 	done.state, done.partitions, done.startMs = stateCompleteAbort, nil, -1
