@@ -86,7 +86,10 @@
 // base offset when none is open; Partition.AppendMarker, the transaction
 // coordinator's path (clients may not send control batches), writes
 // Kafka's COMMIT or ABORT marker batch, checked as appendEndTxnMarker
-// checks it, and returns once it is durable in every sync mode.
+// checks it, and returns once it is durable in every sync mode
+// (Partition.AppendMarkerWritten is the same without the wait, for a
+// coordinator that writes several partitions' markers and then waits
+// for all of them with SyncTo).
 // Partition.LastStableOffset is the first offset of the oldest open
 // transaction, bounded by DurableEnd (which it is when none is open); a
 // transaction counts as open from before its first batch is written

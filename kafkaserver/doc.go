@@ -203,8 +203,9 @@
 // feature is advertised, so clients use AddPartitionsToTxn v0-3 and
 // EndTxn v0-4). New opens it over transactions.db at the store root; it
 // writes its COMMIT and ABORT markers into the partitions with
-// Partition.AppendMarker, durably, and finishes at New what a crash left
-// decided. Close and Shutdown close it after the connections have ended.
+// txncoord.StoreMarkers (Partition.AppendMarkerWritten in each partition,
+// then one wait for all of them to be durable), and finishes at New what
+// a crash left decided. Close and Shutdown close it after the connections have ended.
 //
 // FindCoordinator for a transactional id answers node 0, this server, at
 // the address Metadata gives. InitProducerId with a transactional id

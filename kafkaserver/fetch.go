@@ -22,7 +22,8 @@ import (
 // are there (counted as the isolation level reads), the fetch waits up
 // to MaxWaitMillis in a goroutine of its own, woken when a partition's
 // DurableEnd may have moved or a marker was written (which moves the
-// LSO; Partition.AppendMarker signals DurableChanged).
+// LSO; Partition.AppendMarker, and the SyncTo that follows
+// AppendMarkerWritten, signal DurableChanged).
 func handleFetch(s *Server, c *conn, req kmsg.Request, p *pending) error {
 	r := req.(*kmsg.FetchRequest)
 	resp := r.ResponseKind().(*kmsg.FetchResponse)

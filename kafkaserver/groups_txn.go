@@ -1,6 +1,8 @@
 package kafkaserver
 
 import (
+	"errors"
+
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/logstore/logstore/groupcoord"
@@ -23,11 +25,25 @@ type groupMarkers struct {
 	next   txncoord.Markers
 }
 
-func (m groupMarkers) WriteMarker(tp txncoord.TopicPartition, producerID int64, epoch int16, commit bool, coordinatorEpoch int32) error {
-	if tp.Topic == groupcoord.OffsetsTopic {
-		return m.groups.CompleteTxn(producerID, tp.Partition, commit)
+func (m groupMarkers) WriteMarkers(tps []txncoord.TopicPartition, producerID int64, epoch int16, commit bool, coordinatorEpoch int32) error {
+	var store []txncoord.TopicPartition
+	var errs []error
+	for _, tp := range tps {
+		if tp.Topic != groupcoord.OffsetsTopic {
+			store = append(store, tp)
+		}
 	}
-	return m.next.WriteMarker(tp, producerID, epoch, commit, coordinatorEpoch)
+	if len(store) > 0 {
+		errs = append(errs, m.next.WriteMarkers(store, producerID, epoch, commit, coordinatorEpoch))
+	}
+	// The offsets after the partitions' markers; each is a no-op when it
+	// is written again (the coordinator retries a decision that failed).
+	for _, tp := range tps {
+		if tp.Topic == groupcoord.OffsetsTopic {
+			errs = append(errs, m.groups.CompleteTxn(producerID, tp.Partition, commit))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // offsetsPartition is the transaction partition that holds a group's

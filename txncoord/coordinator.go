@@ -26,10 +26,12 @@ type TopicPartition struct {
 	Partition int32
 }
 
-// Markers writes one COMMIT (commit true) or ABORT marker durably; the
+// Markers writes the COMMIT (commit true) or ABORT markers of one
+// decision to every partition of tps and returns once all of them are
+// durable (or with an error, when some may not be written); the
 // server's is StoreMarkers(store).
 type Markers interface {
-	WriteMarker(tp TopicPartition, producerID int64, epoch int16, commit bool, coordinatorEpoch int32) error
+	WriteMarkers(tps []TopicPartition, producerID int64, epoch int16, commit bool, coordinatorEpoch int32) error
 }
 
 // ProducerIDs hands out producer ids never handed out before
@@ -414,6 +416,36 @@ func (c *Coordinator) initLocked(t *txn, r record, timeout time.Duration, expect
 	return next.producerID, next.epoch, nil
 }
 
+// enterProducer begins a call of the producer (producerID, epoch) of
+// txnID: the coordinator is entered, the id known, the producer id its
+// current one (else ErrInvalidProducerIDMapping) and the epoch its
+// current one (else ErrProducerFenced), as Kafka checks AddPartitions
+// and EndTxn. On success it returns with c.mu held, and the caller calls
+// c.ops.Done when it returns; on an error c.mu is not held.
+func (c *Coordinator) enterProducer(op, txnID string, producerID int64, epoch int16) (*txn, error) {
+	c.mu.Lock()
+	if err := c.enterLocked(op); err != nil {
+		c.mu.Unlock()
+		return nil, err
+	}
+	t := c.lookup(txnID)
+	var err error
+	switch {
+	case t == nil:
+		err = fmt.Errorf("%w: unknown transactional id %q", ErrInvalidProducerIDMapping, txnID)
+	case producerID != t.rec.producerID:
+		err = fmt.Errorf("%w: transactional id %q maps to producer id %d, not %d", ErrInvalidProducerIDMapping, txnID, t.rec.producerID, producerID)
+	case epoch != t.rec.epoch:
+		err = fmt.Errorf("%w: transactional id %q is at epoch %d, the producer has %d", ErrProducerFenced, txnID, t.rec.epoch, epoch)
+	}
+	if err != nil {
+		c.mu.Unlock()
+		c.ops.Done()
+		return nil, err
+	}
+	return t, nil
+}
+
 // AddPartitions adds tps to the transaction of txnID, as Kafka's
 // handleAddPartitionsToTransaction: the transaction begins (Ongoing)
 // with its first partition. The partitions are durable before it
@@ -423,25 +455,13 @@ func (c *Coordinator) AddPartitions(txnID string, producerID int64, epoch int16,
 	if txnID == "" {
 		return ErrInvalidRequest
 	}
-	c.mu.Lock()
-	if err := c.enterLocked("add partitions"); err != nil {
-		c.mu.Unlock()
+	t, err := c.enterProducer("add partitions", txnID, producerID, epoch)
+	if err != nil {
 		return err
 	}
 	defer c.ops.Done()
-	t := c.lookup(txnID)
-	if t == nil {
-		c.mu.Unlock()
-		return fmt.Errorf("%w: unknown transactional id %q", ErrInvalidProducerIDMapping, txnID)
-	}
 	r := t.rec
 	switch {
-	case producerID != r.producerID:
-		c.mu.Unlock()
-		return fmt.Errorf("%w: transactional id %q maps to producer id %d, not %d", ErrInvalidProducerIDMapping, txnID, r.producerID, producerID)
-	case epoch != r.epoch:
-		c.mu.Unlock()
-		return fmt.Errorf("%w: transactional id %q is at epoch %d, the producer has %d", ErrProducerFenced, txnID, r.epoch, epoch)
 	case t.pending, r.state.prepared():
 		c.mu.Unlock()
 		return ErrConcurrentTransactions
@@ -492,25 +512,13 @@ func (c *Coordinator) EndTxn(txnID string, producerID int64, epoch int16, commit
 	if txnID == "" {
 		return ErrInvalidRequest
 	}
-	c.mu.Lock()
-	if err := c.enterLocked("end transaction"); err != nil {
-		c.mu.Unlock()
+	t, err := c.enterProducer("end transaction", txnID, producerID, epoch)
+	if err != nil {
 		return err
 	}
 	defer c.ops.Done()
-	t := c.lookup(txnID)
-	if t == nil {
-		c.mu.Unlock()
-		return fmt.Errorf("%w: unknown transactional id %q", ErrInvalidProducerIDMapping, txnID)
-	}
 	r := t.rec
 	switch {
-	case producerID != r.producerID:
-		c.mu.Unlock()
-		return fmt.Errorf("%w: transactional id %q maps to producer id %d, not %d", ErrInvalidProducerIDMapping, txnID, r.producerID, producerID)
-	case epoch != r.epoch:
-		c.mu.Unlock()
-		return fmt.Errorf("%w: transactional id %q is at epoch %d, the producer has %d", ErrProducerFenced, txnID, r.epoch, epoch)
 	case t.pending:
 		c.mu.Unlock()
 		return ErrConcurrentTransactions
@@ -520,7 +528,6 @@ func (c *Coordinator) EndTxn(txnID string, producerID int64, epoch int16, commit
 		decision = statePrepareCommit
 	}
 	var next record
-	var err error
 	switch {
 	case r.state == stateOngoing:
 		next = r.clone()
@@ -572,10 +579,8 @@ func (c *Coordinator) finish(t *txn, prep record, persisted bool) error {
 		c.mu.Unlock()
 	}
 	commit := prep.state == statePrepareCommit
-	for _, tp := range prep.partitions {
-		if err := c.markers.WriteMarker(tp, prep.producerID, prep.epoch, commit, c.epoch); err != nil {
-			return fmt.Errorf("txncoord: transactional id %q: %s marker for %s-%d: %w", t.id, decisionName(commit), tp.Topic, tp.Partition, err)
-		}
+	if err := c.markers.WriteMarkers(prep.partitions, prep.producerID, prep.epoch, commit, c.epoch); err != nil {
+		return fmt.Errorf("txncoord: transactional id %q: %s markers: %w", t.id, decisionName(commit), err)
 	}
 	done := prep.clone()
 	done.state, done.partitions, done.startMs = stateCompleteAbort, nil, -1

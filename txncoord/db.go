@@ -7,6 +7,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
@@ -122,16 +124,26 @@ type put struct {
 	done chan error
 }
 
+// lazyDelay bounds how long the committer holds lazy writes when no
+// synchronous write comes to carry them (a variable for the tests).
+var lazyDelay = time.Second
+
 // committer writes puts to transactions.db, many per bbolt commit (one
 // fsync), in the order they were queued: a goroutine takes every put
 // queued while the previous commit ran and commits them together, so
 // concurrent transactions share fsyncs without waiting for a timer (as
 // bolt.DB.Batch does, 10 ms by default).
+//
+// Lazy puts cost no commit of their own: the committer holds them until
+// a synchronous put comes (they are committed with it, before it), or
+// lazyDelay passes, or close. A newer put of the same key, lazy or not,
+// replaces a held one, which is then never written.
 type committer struct {
 	db    *bolt.DB
 	path  string
 	queue chan *put
 	done  chan struct{}
+	delay time.Duration
 	// onError is called with the error of a commit that had lazy puts.
 	onError func(error)
 	// onCommit, when set, is called after every commit with its result.
@@ -139,65 +151,119 @@ type committer struct {
 }
 
 func newCommitter(db *bolt.DB, path string, onError, onCommit func(error)) *committer {
-	c := &committer{db: db, path: path, queue: make(chan *put, 256), done: make(chan struct{}), onError: onError, onCommit: onCommit}
+	c := &committer{db: db, path: path, queue: make(chan *put, 256), done: make(chan struct{}), delay: lazyDelay, onError: onError, onCommit: onCommit}
 	go c.run()
 	return c
 }
 
 func (c *committer) run() {
 	defer close(c.done)
-	var batch []*put
-	for p := range c.queue {
-		batch = append(batch[:0], p)
-	drain:
-		for {
-			select {
-			case p, ok := <-c.queue:
-				if !ok {
+	var (
+		batch  []*put
+		held   []*put // lazy puts waiting for a commit, oldest first
+		timer  *time.Timer
+		timerC <-chan time.Time
+		open   = true
+	)
+	for open {
+		due := false
+		batch = batch[:0]
+		select {
+		case p, ok := <-c.queue:
+			if !ok {
+				open = false
+				break
+			}
+			batch = append(batch[:0], p)
+		drain:
+			for {
+				select {
+				case p, ok := <-c.queue:
+					if !ok {
+						open = false
+						break drain
+					}
+					batch = append(batch, p)
+				default:
 					break drain
 				}
-				batch = append(batch, p)
-			default:
-				break drain
 			}
+		case <-timerC:
+			timerC, due = nil, true
 		}
-		err := c.db.Update(func(tx *bolt.Tx) error {
-			b := tx.Bucket(bucketTransactions)
-			for _, p := range batch {
-				var err error
-				if p.val == nil {
-					err = b.Delete([]byte(p.key))
-				} else {
-					err = b.Put([]byte(p.key), p.val)
-				}
-				if err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			err = fmt.Errorf("txncoord: commit to %s: %w", c.path, err)
-		}
-		if c.onCommit != nil {
-			c.onCommit(err)
-		}
-		lazyFailed := false
+		// A put replaces the held put of its key.
 		for _, p := range batch {
-			if p.done != nil {
-				p.done <- err
-			} else if err != nil {
-				lazyFailed = true
-			}
+			held = slices.DeleteFunc(held, func(h *put) bool { return h.key == p.key })
 		}
-		if lazyFailed {
-			c.onError(err)
+		waited := slices.ContainsFunc(batch, func(p *put) bool { return p.done != nil })
+		if !waited && !due && open {
+			// Only lazy puts: hold them for the next commit.
+			held = append(held, batch...)
+			clear(batch)
+			if timerC == nil && len(held) > 0 {
+				if timer == nil {
+					timer = time.NewTimer(c.delay)
+				} else {
+					timer.Reset(c.delay)
+				}
+				timerC = timer.C
+			}
+			continue
+		}
+		batch = append(held, batch...)
+		held = nil
+		if timerC != nil {
+			timer.Stop()
+			timerC = nil
+		}
+		if len(batch) > 0 {
+			c.commit(batch)
 		}
 		clear(batch)
 	}
+	if timer != nil {
+		timer.Stop()
+	}
 }
 
-// write queues key=val and waits until it is committed (durable).
+// commit writes batch in one bbolt commit and reports its result.
+func (c *committer) commit(batch []*put) {
+	err := c.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketTransactions)
+		for _, p := range batch {
+			var err error
+			if p.val == nil {
+				err = b.Delete([]byte(p.key))
+			} else {
+				err = b.Put([]byte(p.key), p.val)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		err = fmt.Errorf("txncoord: commit to %s: %w", c.path, err)
+	}
+	if c.onCommit != nil {
+		c.onCommit(err)
+	}
+	lazyFailed := false
+	for _, p := range batch {
+		if p.done != nil {
+			p.done <- err
+		} else if err != nil {
+			lazyFailed = true
+		}
+	}
+	if lazyFailed {
+		c.onError(err)
+	}
+}
+
+// write queues key=val and waits until it is committed (durable),
+// together with the lazy puts held.
 func (c *committer) write(key string, r record) error {
 	p := &put{key: key, val: r.encode(), done: make(chan error, 1)}
 	c.queue <- p
@@ -205,13 +271,15 @@ func (c *committer) write(key string, r record) error {
 }
 
 // writeLazy queues key=val without waiting: it is committed with the
-// next commit, before any write queued after it.
+// next synchronous write, or within lazyDelay, or at close, unless a
+// newer put of key replaces it first; either way before any write
+// queued after it.
 func (c *committer) writeLazy(key string, r record) {
 	c.queue <- &put{key: key, val: r.encode()}
 }
 
-// close commits what is queued and stops the committer. No write may
-// be queued after.
+// close commits what is queued and held and stops the committer. No
+// write may be queued after.
 func (c *committer) close() {
 	close(c.queue)
 	<-c.done

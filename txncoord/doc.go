@@ -113,7 +113,14 @@
 //
 // Writes go through one committer goroutine that commits every write
 // queued while the previous commit ran in one bbolt transaction (one
-// fsync), so concurrent transactions share fsyncs without a timer.
+// commit: bbolt syncs twice, the pages then the meta page), so
+// concurrent transactions share commits without a timer. A lazy write
+// (the caller does not wait) costs no commit of its own: the committer
+// holds it until the next write that is waited for, and commits it
+// with (before) that one; with none, after at most a second, or at
+// Close. A newer write of the same transactional id replaces a held
+// one, which is then never written: a producer's CompleteX is usually
+// replaced by its next transaction's AddPartitions.
 // Which writes are waited for before answering:
 //
 //   - InitProducerID's new mapping: yes. Otherwise a crash could hand the
@@ -121,14 +128,33 @@
 //   - AddPartitions: yes. A partition gets transactional data only after
 //     its AddPartitions answered; if the coordinator could forget the
 //     partition, the transaction's markers would never reach it and its
-//     last stable offset would stay stuck for ever.
+//     last stable offset would stay stuck for ever. Aborting, at Open,
+//     the open transactions the partitions hold that no durable record
+//     lists would not be enough: the first AddPartitions of a
+//     transaction usually replaces the previous transaction's held
+//     CompleteX, so a crash could lose both and leave the previous
+//     PrepareX on disk while the new transaction has data in the
+//     partitions; Open would then write the old decision's markers again
+//     and they would end the new transaction (same producer id and
+//     epoch) in the partitions the old one listed, committed there and
+//     aborted elsewhere. Ruling that out needs the CompleteX durable
+//     before the next AddPartitions is answered, which is the commit
+//     this would save.
 //   - PrepareX: yes, before any marker is written. A crash after some
 //     markers leaves PrepareX on disk, and Open writes every marker of
 //     the decision again, then CompleteX: every partition ends with the
 //     same decision.
-//   - CompleteX: no (a lazy write, committed with the next commit, or
-//     at Close). If a crash loses it, the file still says PrepareX and
-//     Open writes the markers again. That is harmless: the marker for a
+//   - The markers: a decision's markers are all written, then waited
+//     for together (Markers.WriteMarkers; StoreMarkers syncs the
+//     partitions concurrently), before CompleteX is queued and before
+//     EndTxn answers. Which of them a crash keeps does not matter: the
+//     file says PrepareX until CompleteX is committed, and Open writes
+//     them all again.
+//   - CompleteX: no (a lazy write, see above: committed with the next
+//     waited-for write, within a second, or at Close, or replaced by the
+//     id's next write). If a crash loses it, or it was never written, the
+//     file still says PrepareX and Open writes the markers again. That
+//     is harmless: the marker for a
 //     producer with no open transaction in a partition is accepted by
 //     Partition.AppendMarker (its checks refuse only an older producer
 //     epoch or coordinator epoch, and the new Open's coordinator epoch
@@ -137,7 +163,14 @@
 //     producer: a later transaction begins with an AddPartitions whose
 //     durable write replaces the record (same key) before any of its
 //     data is admitted, so the file can only say PrepareX while the
-//     producer has no data after the markers.
+//     producer has no data after the markers. Replacing a held CompleteX
+//     by a newer write of the id (AddPartitions' Ongoing, or
+//     InitProducerID's Empty) is the same as committing both in one
+//     commit: the file goes from PrepareX to the newer record, which is
+//     durable before its caller is answered, and the markers of the
+//     PrepareX were durable before the CompleteX was queued. After a
+//     crash, Read (and so `logstore producers`) may show PrepareX for a
+//     transaction already answered as ended; the next Open finishes it.
 //   - The coordinator epoch at Open: yes, before any marker.
 //
 // Open finishes every PrepareX (markers, then a durable CompleteX)

@@ -2,9 +2,18 @@ package txncoord
 
 import (
 	"path/filepath"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 )
+
+// SetLazyDelay sets how long coordinators opened from now on hold lazy
+// writes; the returned func restores it.
+func SetLazyDelay(d time.Duration) (restore func()) {
+	old := lazyDelay
+	lazyDelay = d
+	return func() { lazyDelay = old }
+}
 
 // CheckTimeouts runs one timeout scan now.
 func (c *Coordinator) CheckTimeouts() { c.checkTimeouts() }

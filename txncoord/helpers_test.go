@@ -29,7 +29,7 @@ func (f *fakeIDs) NewProducerID() (int64, error) {
 	return id, nil
 }
 
-// marker is one WriteMarker call.
+// marker is one marker of a WriteMarkers call.
 type marker struct {
 	TP               txncoord.TopicPartition
 	ProducerID       int64
@@ -53,7 +53,16 @@ type fakeMarkers struct {
 	block   chan struct{}
 }
 
-func (f *fakeMarkers) WriteMarker(tp txncoord.TopicPartition, pid int64, epoch int16, commit bool, ce int32) error {
+func (f *fakeMarkers) WriteMarkers(tps []txncoord.TopicPartition, pid int64, epoch int16, commit bool, ce int32) error {
+	for _, tp := range tps {
+		if err := f.writeMarker(tp, pid, epoch, commit, ce); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (f *fakeMarkers) writeMarker(tp txncoord.TopicPartition, pid int64, epoch int16, commit bool, ce int32) error {
 	m := marker{tp, pid, epoch, commit, ce}
 	f.mu.Lock()
 	entered, block := f.entered, f.block

@@ -16,7 +16,9 @@ func (c *cliIDs) NewProducerID() (int64, error) { c.next++; return c.next - 1, n
 
 type cliMarkers struct{}
 
-func (cliMarkers) WriteMarker(txncoord.TopicPartition, int64, int16, bool, int32) error { return nil }
+func (cliMarkers) WriteMarkers([]txncoord.TopicPartition, int64, int16, bool, int32) error {
+	return nil
+}
 
 // TestProducersOpenTransactions: with a transactions.db at the store
 // root, producers lists the coordinator's open transactions after the

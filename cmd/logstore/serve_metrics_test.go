@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -20,35 +19,17 @@ import (
 // outcomes and the fsyncs; when serve stops, so does the metrics
 // listener.
 func TestServeMetricsListen(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	pr, pw := io.Pipe()
-	var stderr lockedBuffer
-	cmd := newServeCommand()
-	cmd.SetArgs([]string{"--dir", t.TempDir(), "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", "--sync", "always"})
-	cmd.SetOut(pw)
-	cmd.SetErr(&stderr)
-	done := make(chan error, 1)
-	go func() {
-		done <- cmd.ExecuteContext(ctx)
-		pw.Close()
-	}()
-	br := bufio.NewReader(pr)
-	ready, err := br.ReadString('\n')
-	if err != nil {
-		t.Fatalf("no ready line: %v; stderr:\n%s", err, stderr.String())
-	}
-	go io.Copy(io.Discard, br)
-	m := regexp.MustCompile(`^logstore serve: listening on (\S+), store .+, sync always, metrics on (http://\S+/metrics)\n$`).FindStringSubmatch(ready)
+	srv := serveInProcess(t, "--dir", t.TempDir(), "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", "--sync", "always")
+	m := regexp.MustCompile(`^logstore serve: listening on (\S+), store .+, sync always, metrics on (http://\S+/metrics)\n$`).FindStringSubmatch(srv.ready)
 	if m == nil {
-		t.Fatalf("ready line %q", ready)
+		t.Fatalf("ready line %q", srv.ready)
 	}
 	kafkaAddr, metricsURL := m[1], m[2]
 
-	pctx, pcancel := context.WithTimeout(ctx, 60*time.Second)
+	pctx, pcancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer pcancel()
 	const n = 20
-	produceSync(pctx, t, kafkaAddr, "served", n, &stderr)
+	produceSync(pctx, t, kafkaAddr, "served", n, srv.stderr)
 
 	resp, err := http.Get(metricsURL)
 	if err != nil {
@@ -78,9 +59,8 @@ func TestServeMetricsListen(t *testing.T) {
 	}
 
 	http.DefaultClient.CloseIdleConnections()
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatalf("serve after its context ended: %v; stderr:\n%s", err, stderr.String())
+	if err := srv.stop(); err != nil {
+		t.Fatalf("serve after its context ended: %v; stderr:\n%s", err, srv.stderr.String())
 	}
 	if _, err := http.Get(metricsURL); !errors.Is(err, syscall.ECONNREFUSED) {
 		t.Fatalf("GET after serve stopped: %v, want connection refused", err)

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"io"
 	"regexp"
 	"strings"
 	"testing"
@@ -22,35 +20,17 @@ func TestServeTransactionMaxTimeout(t *testing.T) {
 		t.Errorf("--transaction-max-timeout 0s: exit %d, stderr %q", code, errOut)
 	}
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	pr, pw := io.Pipe()
-	var stderr lockedBuffer
-	cmd := newServeCommand()
-	cmd.SetArgs([]string{"--dir", t.TempDir(), "--listen", "127.0.0.1:0", "--sync", "never", "--transaction-max-timeout", "2s"})
-	cmd.SetOut(pw)
-	cmd.SetErr(&stderr)
-	done := make(chan error, 1)
-	go func() {
-		done <- cmd.ExecuteContext(ctx)
-		pw.Close()
-	}()
-	br := bufio.NewReader(pr)
-	ready, err := br.ReadString('\n')
-	if err != nil {
-		t.Fatalf("no ready line: %v; stderr:\n%s", err, stderr.String())
-	}
-	go io.Copy(io.Discard, br)
-	m := regexp.MustCompile(`^logstore serve: listening on (\S+),`).FindStringSubmatch(ready)
+	srv := serveInProcess(t, "--dir", t.TempDir(), "--listen", "127.0.0.1:0", "--sync", "never", "--transaction-max-timeout", "2s")
+	m := regexp.MustCompile(`^logstore serve: listening on (\S+),`).FindStringSubmatch(srv.ready)
 	if m == nil {
-		t.Fatalf("ready line %q", ready)
+		t.Fatalf("ready line %q", srv.ready)
 	}
 	cl, err := kgo.NewClient(kgo.SeedBrokers(m[1]))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	rctx, rcancel := context.WithTimeout(ctx, 30*time.Second)
+	rctx, rcancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer rcancel()
 	for _, c := range []struct {
 		millis int32
@@ -68,8 +48,7 @@ func TestServeTransactionMaxTimeout(t *testing.T) {
 		}
 	}
 	cl.Close()
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatalf("serve: %v; stderr:\n%s", err, stderr.String())
+	if err := srv.stop(); err != nil {
+		t.Fatalf("serve: %v; stderr:\n%s", err, srv.stderr.String())
 	}
 }
