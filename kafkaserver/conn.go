@@ -57,6 +57,9 @@ type pending struct {
 	key, version int16
 	corr         int32
 	start        time.Time
+	// clientID is the request header's client id, kept for the group
+	// APIs only (a member's client id).
+	clientID string
 	// resp is the response to write; noResponse is set for a produce
 	// with acks=0, which is answered by nothing.
 	resp       kmsg.Response

@@ -24,7 +24,8 @@ func apiVersions(t *testing.T, c *rawClient, version int16) *kmsg.ApiVersionsRes
 func TestApiVersions(t *testing.T) {
 	ts := startServer(t, logstore.Options{}, Config{})
 	c := ts.dial()
-	want := map[int16][2]int16{0: {0, 11}, 1: {4, 12}, 2: {1, 8}, 3: {0, 12}, 10: {0, 4}, 18: {0, 4}, 19: {0, 7}, 20: {0, 6}, 22: {0, 4}, 24: {0, 3}, 26: {0, 4}, 61: {0, 0}, 65: {0, 0}, 66: {0, 1}}
+	want := map[int16][2]int16{0: {0, 11}, 1: {4, 12}, 2: {1, 8}, 3: {0, 12}, 10: {0, 4}, 18: {0, 4}, 19: {0, 7}, 20: {0, 6}, 22: {0, 4}, 24: {0, 3}, 26: {0, 4}, 61: {0, 0}, 65: {0, 0}, 66: {0, 1},
+		8: {2, 8}, 9: {1, 8}, 11: {0, 9}, 12: {0, 4}, 13: {0, 5}, 14: {0, 5}, 15: {0, 5}, 16: {0, 4}, 42: {0, 2}, 47: {0, 0}, 25: {0, 3}, 28: {0, 3}}
 	for _, v := range []int16{0, 3, 4} {
 		resp := apiVersions(t, c, v)
 		if resp.ErrorCode != 0 {
@@ -90,7 +91,7 @@ func TestConnectionClosedOnBadRequests(t *testing.T) {
 		log   string
 	}{
 		{"unknown key", sized(header(9999, 0)), "unknown or unsupported API key 9999"},
-		{"unadvertised key", sized(header(8, 0)), "unknown or unsupported API key 8"},
+		{"unadvertised key", sized(header(68, 0)), "unknown or unsupported API key 68"},
 		{"version not advertised", sized(header(1, 3)), "Fetch request at version 3"},
 		{"version above the max", sized(header(3, 13)), "Metadata request at version 13"},
 		{"oversized frame", binary.BigEndian.AppendUint32(nil, 4097), "request frame of 4097 bytes, the limit is 4096"},

@@ -51,6 +51,19 @@ func init() {
 		{key: 19, name: "CreateTopics", min: 0, max: 7, handle: handleCreateTopics},
 		{key: 20, name: "DeleteTopics", min: 0, max: 6, handle: handleDeleteTopics},
 		{key: 22, name: "InitProducerId", min: 0, max: 4, handle: handleInitProducerID},
+		// The group coordinator (groups.go, groupoffsets.go, groupadmin.go).
+		{key: 8, name: "OffsetCommit", min: 2, max: 8, handle: handleOffsetCommit},
+		{key: 9, name: "OffsetFetch", min: 1, max: 8, handle: handleOffsetFetch},
+		{key: 11, name: "JoinGroup", min: 0, max: 9, handle: handleJoinGroup},
+		{key: 12, name: "Heartbeat", min: 0, max: 4, handle: handleHeartbeat},
+		{key: 13, name: "LeaveGroup", min: 0, max: 5, handle: handleLeaveGroup},
+		{key: 14, name: "SyncGroup", min: 0, max: 5, handle: handleSyncGroup},
+		{key: 15, name: "DescribeGroups", min: 0, max: 5, handle: handleDescribeGroups},
+		{key: 16, name: "ListGroups", min: 0, max: 4, handle: handleListGroups},
+		{key: 42, name: "DeleteGroups", min: 0, max: 2, handle: handleDeleteGroups},
+		{key: 47, name: "OffsetDelete", min: 0, max: 0, handle: handleOffsetDelete},
+		{key: 25, name: "AddOffsetsToTxn", min: 0, max: 3, handle: handleAddOffsetsToTxn},
+		{key: 28, name: "TxnOffsetCommit", min: 0, max: 3, handle: handleTxnOffsetCommit},
 		{key: 24, name: "AddPartitionsToTxn", min: 0, max: 3, handle: handleAddPartitionsToTxn},
 		{key: 26, name: "EndTxn", min: 0, max: 4, handle: handleEndTxn},
 		{key: 61, name: "DescribeProducers", min: 0, max: 0, handle: handleDescribeProducers},
@@ -111,10 +124,12 @@ func (s *Server) handle(c *conn, frame []byte) (*pending, error) {
 	// client_id: a nullable int16-length string, also in flexible headers.
 	n := int16(binary.BigEndian.Uint16(rest))
 	rest = rest[2:]
+	var clientID []byte
 	if n > 0 {
 		if int(n) > len(rest) {
 			return nil, fmt.Errorf("request header (key %d, correlation id %d): client id of %d bytes, %d bytes follow", key, corr, n, len(rest))
 		}
+		clientID = rest[:n]
 		rest = rest[n:]
 	}
 	a, ok := apiByKey[key]
@@ -125,6 +140,9 @@ func (s *Server) handle(c *conn, frame []byte) (*pending, error) {
 		return nil, fmt.Errorf("%s request of %d bytes; the limit for requests other than Produce is %d", a.name, len(frame), maxOtherRequestBytes)
 	}
 	p := &pending{key: key, version: version, corr: corr, start: time.Now()}
+	if groupAPI(key) {
+		p.clientID = string(clientID)
+	}
 	if version < a.min || version > a.max {
 		if key == apiVersionsKey && version > a.max {
 			// KIP-511: a v0 body with UNSUPPORTED_VERSION and our

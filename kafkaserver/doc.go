@@ -1,8 +1,9 @@
 // Package kafkaserver serves a logstore.Store over the Kafka protocol, as
 // a single-node Kafka broker: real Kafka producers (idempotent) and
-// consumers (direct, without groups) work against it, and so do
-// transactional producers (the server is their transaction coordinator);
-// the files they fill stay Kafka's own.
+// consumers (direct, or in consumer groups: the server is their group
+// coordinator) work against it, and so do transactional producers (the
+// server is their transaction coordinator); the files they fill stay
+// Kafka's own.
 //
 // Requests and responses are decoded and encoded with franz-go's kmsg;
 // the package has no message codec of its own, only the frame and the
@@ -60,18 +61,42 @@
 //	 1   Fetch            4-12      no sessions (SessionID 0; a request with a session id: 70)
 //	 2   ListOffsets      1-8
 //	 3   Metadata         0-12
-//	10   FindCoordinator  0-4       transactional ids (key type 1): this node; groups: 15
-//	                                COORDINATOR_NOT_AVAILABLE (no group coordinator yet)
+//	 8   OffsetCommit     2-8       answered once durable (groups.db); a partition that does not
+//	                                exist: 3; v2-4's retention time kept per offset
+//	 9   OffsetFetch      1-8       null topics (v2+): every committed partition; v8: several groups;
+//	                                -1 where nothing is committed
+//	10   FindCoordinator  0-4       this node, for groups and for transactional ids (key type 1)
+//	11   JoinGroup        0-9       v4+: MEMBER_ID_REQUIRED first (KIP-394); v5+: static members
+//	                                (KIP-345); v9: a static leader's rejoin skips the assignment
+//	12   Heartbeat        0-4
+//	13   LeaveGroup       0-5       v3+: several members, static ones by instance id
+//	14   SyncGroup        0-5
+//	15   DescribeGroups   0-5       an unknown group: state Dead, no error (as Kafka)
+//	16   ListGroups       0-4       v4: states filter
 //	18   ApiVersions      0-4       above 4: a v0 body, error 35, only key 18's range (KIP-511)
 //	19   CreateTopics     0-7
 //	20   DeleteTopics     0-6
 //	22   InitProducerId   0-4       with a transactional id: the transaction coordinator (below)
 //	24   AddPartitionsToTxn 0-3     v4+ (broker to broker, KIP-890) not advertised
+//	25   AddOffsetsToTxn  0-3       the group's __consumer_offsets partition joins the transaction
 //	26   EndTxn           0-4       v5 (KIP-890's epoch bump) not advertised
+//	28   TxnOffsetCommit  0-3       offsets pending until the transaction's marker (groupcoord)
+//	42   DeleteGroups     0-2       only Empty groups (68 NON_EMPTY_GROUP; unknown: 69)
+//	47   OffsetDelete     0         a topic members subscribe to: 86 GROUP_SUBSCRIBED_TO_TOPIC
 //	61   DescribeProducers 0        the partition's producer state; unknown topic or partition: 3
 //	65   DescribeTransactions 0     from the coordinator; unknown id 105, empty id 42
 //	66   ListTransactions 0-1       Kafka's state, producer id and (v1) duration filters;
 //	                                v2's transactional id pattern not advertised
+//
+// The group APIs are the classic protocol of package groupcoord (its doc
+// has the states and the file). No KIP-848 (ConsumerGroupHeartbeat, 68,
+// closes the connection; OffsetCommit and OffsetFetch stop below v9,
+// whose member epochs are KIP-848's), and no v10 (topic ids in offsets).
+// JoinGroup and SyncGroup answers wait for the rebalance without holding
+// the connection's reader (the pending mechanism a produce uses for its
+// fsync); OffsetCommit, DeleteGroups and OffsetDelete wait for
+// groups.db's commit the same way. When the connection goes, or the
+// server shuts down, a waiting answer completes with 16 NOT_COORDINATOR.
 //
 // Every other key closes the connection.
 //

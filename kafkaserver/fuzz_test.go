@@ -79,6 +79,7 @@ func FuzzConn(f *testing.F) {
 	ip.Version = 4
 	seeds = append(seeds, ip)
 	seeds = append(seeds, txnSeeds()...)
+	seeds = append(seeds, groupSeeds()...)
 	for _, r := range seeds {
 		f.Add(frame(r, 1))
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/logstore/logstore"
+	"github.com/logstore/logstore/groupcoord"
 	"github.com/logstore/logstore/metrics"
 	"github.com/logstore/logstore/txncoord"
 )
@@ -65,6 +66,13 @@ type Config struct {
 	// own metrics come from opening it with
 	// logstore.Options{Events: Metrics.StoreEvents()}.
 	Metrics *metrics.Metrics
+	// GroupInitialRebalanceDelay is group.initial.rebalance.delay.ms
+	// (see groupcoord.Config); 0 is 3 s, negative is none.
+	GroupInitialRebalanceDelay time.Duration
+	// OffsetsRetention is offsets.retention.minutes; 0 is 7 days.
+	OffsetsRetention time.Duration
+	// GroupMinSessionTimeout is group.min.session.timeout.ms; 0 is 6 s.
+	GroupMinSessionTimeout time.Duration
 	// TransactionMaxTimeout is the longest transaction timeout a
 	// transactional producer may ask for in InitProducerId (Kafka's
 	// transaction.max.timeout.ms); a longer one is refused with 50
@@ -85,6 +93,8 @@ type Server struct {
 	log   *slog.Logger
 	cat   topicCatalog
 	txn   *txncoord.Coordinator // transactional ids (opened by New)
+	// groups is the group coordinator (groups.db; see groups.go).
+	groups *groupcoord.Coordinator
 
 	// ctx ends at Shutdown or Close: long-poll fetches return early.
 	ctx    context.Context
@@ -146,11 +156,17 @@ func New(store *logstore.Store, cfg Config) (*Server, error) {
 		conns:     make(map[*conn]struct{}),
 		connsDone: make(chan struct{}),
 	}
-	if s.txn, err = s.openCoordinator(cat); err != nil {
+	if s.groups, err = s.openGroups(); err != nil {
 		cancel()
 		return nil, errors.Join(fmt.Errorf("kafkaserver: %w", err), cat.Close())
 	}
+	if s.txn, err = s.openCoordinator(cat); err != nil {
+		cancel()
+		return nil, errors.Join(fmt.Errorf("kafkaserver: %w", err), s.groups.Close(), cat.Close())
+	}
 	cfg.Metrics.WatchStore(store)
+	cfg.Metrics.WatchGroups(s.groupStats)
+	cfg.Metrics.WatchGroupLag(s.groupLag)
 	cfg.Metrics.WatchOpenTransactions(s.openTransactions)
 	return s, nil
 }
@@ -304,7 +320,7 @@ func (s *Server) closeConns() {
 
 // closeState closes the transaction coordinator (its timeout scan
 // stops; it may take producer ids from the catalog until then), then the
-// catalog, once. The connections have ended, so no request starts a
+// group coordinator (groups.db), then the catalog, once. The connections have ended, so no request starts a
 // coordinator call any more; an EndTxn or InitProducerId still running
 // (Close does not wait for its answer) is waited for first, so that its
 // markers are written before the caller closes the store.
@@ -312,7 +328,7 @@ func (s *Server) closeState() error {
 	s.closeOnce.Do(func() {
 		s.txnCalls.Wait()
 		s.cfg.Metrics.WatchOpenTransactions(nil)
-		s.closeErr = errors.Join(s.txn.Close(), s.cat.Close())
+		s.closeErr = errors.Join(s.txn.Close(), s.groups.Close(), s.cat.Close())
 	})
 	return s.closeErr
 }

@@ -20,7 +20,7 @@ const DefaultTransactionMaxTimeout = 15 * time.Minute
 // (transactions.db at the store root), which writes its markers into the
 // store's partitions and takes producer ids from the catalog.
 func (s *Server) openCoordinator(ids txncoord.ProducerIDs) (*txncoord.Coordinator, error) {
-	return txncoord.Open(s.store.Dir(), ids, txncoord.StoreMarkers(s.store), txncoord.Config{
+	return txncoord.Open(s.store.Dir(), ids, s.markers(), txncoord.Config{
 		MaxTimeout:    s.cfg.TransactionMaxTimeout,
 		CheckInterval: s.cfg.TransactionCheckInterval,
 		Logger:        s.log,

@@ -363,7 +363,7 @@ func TestTxnFindCoordinator(t *testing.T) {
 		}
 		r.CoordinatorType = 0
 		resp = c.do(r).(*kmsg.FindCoordinatorResponse)
-		if v < 4 && resp.ErrorCode != errCoordinatorNotAvailable || v >= 4 && resp.Coordinators[0].ErrorCode != errCoordinatorNotAvailable {
+		if v < 4 && (resp.ErrorCode != errNone || resp.Port != port) || v >= 4 && (resp.Coordinators[0].ErrorCode != errNone || resp.Coordinators[0].Port != port) {
 			t.Fatalf("group, v%d: %+v", v, resp)
 		}
 	}

@@ -54,11 +54,11 @@ func TestEveryAdvertisedVersion(t *testing.T) {
 				case 10:
 					r := kmsg.NewPtrFindCoordinatorRequest()
 					r.CoordinatorKey, r.CoordinatorKeys = "g", []string{"g"}
-					req, want = r, errCoordinatorNotAvailable
+					req = r
 					if v >= 1 {
 						// A transactional id (key type 1, v1+) finds
-						// this node.
-						r.CoordinatorType, want = coordinatorTransaction, errNone
+						// this node, as a group does.
+						r.CoordinatorType = coordinatorTransaction
 					}
 					code = func(resp kmsg.Response) int16 {
 						r := resp.(*kmsg.FindCoordinatorResponse)
@@ -98,6 +98,10 @@ func TestEveryAdvertisedVersion(t *testing.T) {
 					}
 					req = r
 					code = func(resp kmsg.Response) int16 { return resp.(*kmsg.InitProducerIDResponse).ErrorCode }
+				case 8, 9, 11, 12, 13, 14, 15, 16, 42, 47:
+					req, code, want = groupVersionReq(a.key, v)
+				case 25, 28:
+					req, code = txnOffsetsVersionReq(t, c, a.key, v)
 				case 24:
 					// A transaction of its own per version: InitProducerId
 					// (at its newest version), then the partition added.

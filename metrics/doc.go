@@ -95,6 +95,17 @@
 //	                                                            read_committed consumer cannot read yet because a
 //	                                                            transaction is open (0 when none is)
 //
+// Consumer groups (the group coordinator; the gauges read at each
+// scrape through WatchGroups):
+//
+//	logstore_groups{state}                       gauge      groups by state (Empty, PreparingRebalance,
+//	                                                        CompletingRebalance, Stable, Dead)
+//	logstore_group_members                       gauge      members of all groups
+//	logstore_group_rebalances_total              counter    rebalances started (a group entering PreparingRebalance)
+//	logstore_group_offset_commits_total          counter    partition offsets committed, once durable
+//	logstore_group_lag{group,topic,partition}    gauge      high watermark minus the committed offset, for the
+//	                                                        partitions open (one series per committed offset)
+//
 // Nothing here is per-request per-partition: the partition label is only
 // on the scrape-time gauges, so a busy server does not grow series with
 // its traffic.

@@ -35,8 +35,9 @@ type Metrics struct {
 	sent     prometheus.Counter
 	conns    prometheus.Gauge
 
-	store storeMetrics
-	txn   txnMetrics
+	store  storeMetrics
+	groups groupMetrics
+	txn    txnMetrics
 	// watched is the store the scrape-time collector reads, nil until
 	// WatchStore.
 	watched atomic.Pointer[logstore.Store]
@@ -117,8 +118,10 @@ func New(reg prometheus.Registerer) *Metrics {
 		Help: "Kafka client connections open.",
 	})
 	m.store.init()
+	m.groups.init()
 	reg.MustRegister(m.requests, m.latency, produce, m.received, m.sent, m.conns, partitionCollector{m})
 	m.store.register(reg)
+	m.groups.register(reg, m)
 	m.txn.register(reg)
 	return m
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/logstore/logstore"
+	"github.com/logstore/logstore/groupcoord"
 	"github.com/logstore/logstore/internal/shutdown"
 	"github.com/logstore/logstore/kafkaserver"
 	"github.com/logstore/logstore/metrics"
@@ -42,6 +44,10 @@ type serveOptions struct {
 	txnMaxTimeout     time.Duration
 	logFormat         string
 	store             storeFlags
+	// The group coordinator's settings (Kafka's names in the help).
+	groupDelay      time.Duration
+	offsetsRetain   time.Duration
+	groupMinSession time.Duration
 
 	storeOpts logstore.Options
 }
@@ -63,6 +69,9 @@ func newServeCommand() *cobra.Command {
 		maxRequestBytes:   kafkaserver.DefaultMaxRequestBytes,
 		txnMaxTimeout:     kafkaserver.DefaultTransactionMaxTimeout,
 		logFormat:         "text",
+		groupDelay:        groupcoord.DefaultInitialRebalanceDelay,
+		offsetsRetain:     groupcoord.DefaultOffsetsRetention,
+		groupMinSession:   groupcoord.DefaultMinSessionTimeout,
 	}
 	cmd := &cobra.Command{
 		Use:   "serve [flags]",
@@ -70,7 +79,9 @@ func newServeCommand() *cobra.Command {
 		Long: `serve listens for Kafka clients (franz-go, librdkafka/kcat, Java, sarama,
 ...) and serves the store in --dir as a single-node Kafka broker: idempotent
 and transactional produce (it is the transaction coordinator), fetch, list
-offsets, metadata, topic creation and deletion. A
+offsets, metadata, topic creation and deletion, and consumer groups (it is
+the group coordinator: Kafka's classic protocol, committed offsets durable
+in DIR/groups.db before a commit is answered; see logstore groups). A
 produce is answered once its batch is as durable as --sync promises; a fetch
 never shows a batch before that. It prints one line when it is ready.
 
@@ -110,6 +121,9 @@ clean shutdown mark) and exits 0. A second signal exits at once.`,
 	f.Int32Var(&opts.maxRequestBytes, "max-request-bytes", opts.maxRequestBytes, "the largest request frame; a larger one closes its connection")
 	f.DurationVar(&opts.txnMaxTimeout, "transaction-max-timeout", opts.txnMaxTimeout, "the longest transaction timeout a transactional producer may ask for (Kafka's transaction.max.timeout.ms)")
 	f.StringVar(&opts.logFormat, "log-format", opts.logFormat, "log lines on stderr as text or json")
+	f.DurationVar(&opts.groupDelay, "group-initial-rebalance-delay", opts.groupDelay, "how long a consumer group's first rebalance waits for more members (group.initial.rebalance.delay.ms); 0 for none")
+	f.DurationVar(&opts.offsetsRetain, "offsets-retention", opts.offsetsRetain, "how long a consumer group's committed offsets are kept once it has no members (offsets.retention.minutes)")
+	f.DurationVar(&opts.groupMinSession, "group-min-session-timeout", opts.groupMinSession, "the shortest session timeout a group member may ask for (group.min.session.timeout.ms)")
 	opts.store.addTo(cmd)
 	return cmd
 }
@@ -187,6 +201,10 @@ func runServe(ctx context.Context, o *serveOptions, stdout, stderr io.Writer) (e
 		Logger:                logger,
 		Metrics:               m,
 		TransactionMaxTimeout: o.txnMaxTimeout,
+		// 0 means none here, and the default in the Config.
+		GroupInitialRebalanceDelay: cmp.Or(o.groupDelay, -1),
+		OffsetsRetention:           o.offsetsRetain,
+		GroupMinSessionTimeout:     o.groupMinSession,
 	})
 	if err != nil {
 		return err

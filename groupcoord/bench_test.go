@@ -1,0 +1,58 @@
+package groupcoord
+
+import (
+	"fmt"
+	"log/slog"
+	"sync"
+	"testing"
+)
+
+// BenchmarkOffsetCommit: OffsetCommits of 6 partitions each by
+// simple consumers, 1 and 8 at a time, each answered once durable in
+// groups.db (a real bbolt commit and fsync on the test's directory);
+// concurrent commits share fsyncs through the committer.
+func BenchmarkOffsetCommit(b *testing.B) {
+	for _, conc := range []int{1, 8} {
+		b.Run(fmt.Sprintf("committers=%d", conc), func(b *testing.B) {
+			c, err := Open(b.TempDir(), Config{Logger: slog.New(slog.DiscardHandler)})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer c.Close()
+			var commits int
+			var mu sync.Mutex
+			c.com.onCommit = func(int, error) { mu.Lock(); commits++; mu.Unlock() }
+			offs := func(o int64) []OffsetCommit {
+				out := make([]OffsetCommit, 6)
+				for p := range out {
+					out[p] = OffsetCommit{TopicPartition: TopicPartition{"topic", int32(p)}, Offset: o, Metadata: "m"}
+				}
+				return out
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			var wg sync.WaitGroup
+			per := (b.N + conc - 1) / conc
+			for g := range conc {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					done := make(chan []Code, 1)
+					for i := range per {
+						c.Commit(CommitRequest{Group: fmt.Sprintf("g%d", g), Generation: -1, Offsets: offs(int64(i))}, func(cs []Code) { done <- cs })
+						if cs := <-done; cs[0] != None {
+							b.Error(cs)
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			b.StopTimer()
+			b.ReportMetric(float64(per*conc)/b.Elapsed().Seconds(), "commits/s")
+			mu.Lock()
+			b.ReportMetric(float64(per*conc)/float64(max(commits, 1)), "commits/fsync")
+			mu.Unlock()
+		})
+	}
+}
