@@ -17,6 +17,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/logstore/logstore"
+	"github.com/logstore/logstore/internal/boltfile"
 )
 
 // FileName is the catalog's bbolt file, at the root of the store
@@ -122,14 +123,10 @@ func Open(store *logstore.Store) (*Catalog, error) {
 	return c, nil
 }
 
-// openBolt opens path; a panic of bbolt on a damaged file is an error.
-func openBolt(path string) (db *bolt.DB, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			db, err = nil, fmt.Errorf("%w: bbolt: %v", ErrDamaged, r)
-		}
-	}()
-	return bolt.Open(path, 0o644, &bolt.Options{Timeout: 10 * time.Second})
+// openBolt opens path (boltfile.Open): a damaged file is an error
+// matching ErrDamaged.
+func openBolt(path string) (*bolt.DB, error) {
+	return boltfile.Open(path, &bolt.Options{Timeout: 10 * time.Second}, ErrDamaged)
 }
 
 // load creates the buckets and the cluster id on first open, and reads

@@ -5,15 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
-	berrors "go.etcd.io/bbolt/errors"
 
-	"github.com/logstore/logstore/internal/fileutil"
+	"github.com/logstore/logstore/internal/boltfile"
 )
 
 // formatVersion is the layout of transactions.db this package writes.
@@ -27,30 +24,10 @@ var (
 	keyCoordinatorEpoch = []byte("coordinator-epoch")
 )
 
-// openBolt opens (creating it if absent) the bbolt file at path; a
-// panic of bbolt on a damaged file is an error matching ErrDamaged. A
-// new file's directory entry is synced.
-func openBolt(path string, opts *bolt.Options) (db *bolt.DB, err error) {
-	_, statErr := os.Stat(path)
-	created := errors.Is(statErr, os.ErrNotExist) && (opts == nil || !opts.ReadOnly)
-	defer func() {
-		if r := recover(); r != nil {
-			db, err = nil, fmt.Errorf("%w: %s: bbolt: %v", ErrDamaged, path, r)
-		}
-	}()
-	db, err = bolt.Open(path, 0o644, opts)
-	if err != nil {
-		if errors.Is(err, berrors.ErrInvalid) || errors.Is(err, berrors.ErrChecksum) || errors.Is(err, berrors.ErrVersionMismatch) {
-			err = fmt.Errorf("%w: %s: %w", ErrDamaged, path, err)
-		}
-		return nil, err
-	}
-	if created {
-		if err := fileutil.SyncDir(filepath.Dir(path)); err != nil {
-			return nil, errors.Join(err, db.Close())
-		}
-	}
-	return db, nil
+// openBolt opens (creating it if absent) the bbolt file at path
+// (boltfile.Open): a damaged one is an error matching ErrDamaged.
+func openBolt(path string, opts *bolt.Options) (*bolt.DB, error) {
+	return boltfile.Open(path, opts, ErrDamaged)
 }
 
 // loadResult is what Open reads from transactions.db.
