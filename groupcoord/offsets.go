@@ -39,7 +39,7 @@ func (c *Coordinator) Commit(req CommitRequest, done func([]Code)) {
 		}
 		g = c.newGroup(req.Group)
 	}
-	if code := c.validateCommit(g, req.MemberID, req.InstanceID, req.Generation); code != None {
+	if code := c.validateCommit(g, req.MemberID, req.InstanceID, req.Generation, false); code != None {
 		failAll(code)
 		return
 	}
@@ -103,8 +103,11 @@ func (c *Coordinator) Commit(req CommitRequest, done func([]Code)) {
 	}})
 }
 
-// validateCommit is Kafka's validateOffsetCommit.
-func (c *Coordinator) validateCommit(g *group, memberID, instanceID string, generation int32) Code {
+// validateCommit is Kafka's validateOffsetCommit: a commit naming a
+// generation or a member must come from a member of the current
+// generation; one naming neither is taken only by an Empty group, or,
+// transactional (TxnOffsetCommit), whatever the group's state.
+func (c *Coordinator) validateCommit(g *group, memberID, instanceID string, generation int32, transactional bool) Code {
 	switch {
 	case g.state == Dead:
 		return CoordinatorNotAvailable
@@ -115,7 +118,7 @@ func (c *Coordinator) validateCommit(g *group, memberID, instanceID string, gene
 		if generation != g.generation {
 			return IllegalGeneration
 		}
-	case g.state != Empty:
+	case g.state != Empty && !transactional:
 		// Only members commit to a group that has members.
 		return UnknownMemberID
 	}

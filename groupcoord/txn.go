@@ -99,7 +99,7 @@ func (c *Coordinator) CommitTxn(req TxnCommitRequest, done func([]Code)) {
 	if g == nil {
 		g = c.newGroup(req.Group)
 	}
-	if code := c.validateTxnCommit(g, req.MemberID, req.InstanceID, req.Generation); code != None {
+	if code := c.validateCommit(g, req.MemberID, req.InstanceID, req.Generation, true); code != None {
 		failAll(code)
 		return
 	}
@@ -150,24 +150,6 @@ func (c *Coordinator) CommitTxn(req TxnCommitRequest, done func([]Code)) {
 		c.later(func() { done(codes) })
 		c.unlock()
 	}})
-}
-
-// validateTxnCommit is validateOffsetCommit with isTransactional: a
-// commit without generation and member is accepted whatever the
-// group's state.
-func (c *Coordinator) validateTxnCommit(g *group, memberID, instanceID string, generation int32) Code {
-	switch {
-	case g.state == Dead:
-		return CoordinatorNotAvailable
-	case generation >= 0 || memberID != "" || instanceID != "":
-		if code := g.validateMember(memberID, instanceID); code != None {
-			return code
-		}
-		if generation != g.generation {
-			return IllegalGeneration
-		}
-	}
-	return None
 }
 
 // CompleteTxn applies the marker of producerID's transaction for the
