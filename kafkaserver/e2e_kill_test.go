@@ -78,6 +78,28 @@ type child struct {
 	waitErr error         // cmd's exit, once exited is closed
 }
 
+// startChild builds the CLI and starts a child server of spec (its
+// CLI and, when empty, its Dir filled in), killed when the test ends,
+// whose stderr the test's log shows if the test failed.
+func startChild(t *testing.T, spec childSpec) *child {
+	t.Helper()
+	spec.CLI = serveCLI(t, t.TempDir())
+	if spec.Dir == "" {
+		spec.Dir = t.TempDir()
+	}
+	c := &child{stderr: &testutil.LockedBuffer{}, spec: spec}
+	if err := c.start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.kill() })
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the child servers' stderr:\n%s", c.stderr.String())
+		}
+	})
+	return c
+}
+
 // start runs the child and returns once it says it is ready (its one
 // line on stdout).
 func (c *child) start() error {
@@ -188,13 +210,7 @@ func TestE2EKillAndRestart(t *testing.T) {
 	const topic = "kill9"
 	addr := freeAddr(t)
 	p := behindProxy(t, addr)
-	cli := serveCLI(t, t.TempDir())
-	c := &child{stderr: &testutil.LockedBuffer{}, spec: childSpec{CLI: cli, Dir: t.TempDir(), Listen: addr, Advertise: p.Addr(),
-		MetricsListen: freeAddr(t), SegmentBytes: 2048}}
-	if err := c.start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.kill() })
+	c := startChild(t, childSpec{Listen: addr, Advertise: p.Addr(), MetricsListen: freeAddr(t), SegmentBytes: 2048})
 	maxKills := 4
 	if testing.Short() {
 		maxKills = 2

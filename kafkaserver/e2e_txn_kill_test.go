@@ -25,7 +25,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/logstore/logstore/internal/kafkatest"
-	"github.com/logstore/logstore/internal/testutil"
 )
 
 func TestE2ETxnKillAndRestart(t *testing.T) {
@@ -33,18 +32,7 @@ func TestE2ETxnKillAndRestart(t *testing.T) {
 	const topic = "txnkill9"
 	addr := freeAddr(t)
 	p := behindProxy(t, addr)
-	cli := serveCLI(t, t.TempDir())
-	c := &child{stderr: &testutil.LockedBuffer{}, spec: childSpec{CLI: cli, Dir: t.TempDir(), Listen: addr, Advertise: p.Addr(),
-		MetricsListen: freeAddr(t), SegmentBytes: 2048}}
-	if err := c.start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.kill() })
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("the child servers' stderr:\n%s", c.stderr.String())
-		}
-	})
+	c := startChild(t, childSpec{Listen: addr, Advertise: p.Addr(), MetricsListen: freeAddr(t), SegmentBytes: 2048})
 	maxKills := 6
 	if testing.Short() {
 		maxKills = 3

@@ -9,8 +9,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/logstore/logstore/internal/testutil"
 )
 
 // TestGroupCommitsSurviveKill: every OffsetCommit answered before a
@@ -20,13 +18,7 @@ import (
 func TestGroupCommitsSurviveKill(t *testing.T) {
 	t.Parallel()
 	addr := freeAddr(t)
-	cli := serveCLI(t, t.TempDir())
-	c := &child{stderr: &testutil.LockedBuffer{}, spec: childSpec{CLI: cli, Dir: t.TempDir(), Listen: addr, Advertise: addr,
-		MetricsListen: freeAddr(t), SegmentBytes: 1 << 20}}
-	if err := c.start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.kill() })
+	c := startChild(t, childSpec{Listen: addr, Advertise: addr, MetricsListen: freeAddr(t), SegmentBytes: 1 << 20})
 	createTopic6(t, addr, "k")
 	commit := func(cl *kgo.Client, group string, off int64) error {
 		req := kmsg.NewPtrOffsetCommitRequest()
