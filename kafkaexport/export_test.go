@@ -300,3 +300,49 @@ func TestEncodeLeaderEpochCheckpoint(t *testing.T) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
+
+// TestExportKafkaRealFiles compares the exported leader-epoch-checkpoint
+// and partition.metadata with the ones a Kafka broker wrote for a
+// partition whose log starts at 0 (shared/testdata/kafka-real).
+func TestExportKafkaRealFiles(t *testing.T) {
+	kdir := filepath.Dir(testutil.SharedFile(t, "kafka-real/rjmfernandes-flink-on-prem/promotions-0/partition.metadata"))
+	wantMeta, err := os.ReadFile(filepath.Join(kdir, "partition.metadata"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantLEC, err := os.ReadFile(filepath.Join(kdir, "leader-epoch-checkpoint"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tid, err := catalog.ReadPartitionMetadata(vfs.OS, kdir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	storeDir, out := t.TempDir(), t.TempDir()
+	st, err := logstore.Open(storeDir, logstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := st.Partition("promotions", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Append(batch(3, 0, 0, 2, false)); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := catalog.WritePartitionMetadata(vfs.OS, filepath.Join(storeDir, "promotions-0"), tid); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kafkaexport.Export(storeDir, out, kafkaexport.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string][]byte{"partition.metadata": wantMeta, "leader-epoch-checkpoint": wantLEC} {
+		got, err := os.ReadFile(filepath.Join(out, "promotions-0", name))
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("%s: %q (%v), Kafka wrote %q", name, got, err, want)
+		}
+	}
+}
