@@ -17,9 +17,12 @@
 //     not match the cluster's and the broker would refuse the log;
 //   - leader-epoch-checkpoint in Kafka's checkpoint text format, each
 //     line ended by "\n": "0", the entry count, then "<epoch>
-//     <startOffset>" lines. logstore stamps every batch with leader epoch
-//     0, so a partition with records has the one entry "0 <log start>",
-//     and an empty one none.
+//     <startOffset>" lines. logstore is one leader that never changes:
+//     epoch 0 (its transaction markers carry 0; data batches keep the
+//     epoch their client sent, -1 for Kafka's clients, as logstore does
+//     not restamp them, and Kafka's recovery only learns epochs >= 0 from
+//     batches). A partition with records has the one entry "0 <log
+//     start>", and an empty one none.
 //
 // Each written file is synced, then the partition directory and OUT.
 //

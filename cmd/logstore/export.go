@@ -38,8 +38,8 @@ producers' deduplication state:
     partition; without one none is written, and a Kafka broker writes
     its cluster's topic id itself;
   - leader-epoch-checkpoint: "0", the entry count, then "0 <log start>"
-    when the log has records (logstore writes every batch at leader
-    epoch 0), each line ended by a newline.
+    when the log has records (logstore is one leader, epoch 0), each
+    line ended by a newline.
 
 Every file is synced. It prints one line per partition:
 
