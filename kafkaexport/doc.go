@@ -33,7 +33,8 @@
 // (ErrExists), as is one with a transaction still open (its last stable
 // offset below its end: ErrOpenTransaction): a Kafka cluster's
 // transaction coordinator would know nothing of it and could never end
-// it. Nothing else of the store is carried over: consumer group offsets
+// it. A partition that fails half written is removed from the output
+// (the partitions before it are complete). Nothing else of the store is carried over: consumer group offsets
 // (groups.db), the transaction coordinator's state (transactions.db) and
 // producer id blocks stay behind.
 package kafkaexport

@@ -131,7 +131,7 @@ func Export(storeDir, outDir string, opts Options) ([]Partition, error) {
 	return done, nil
 }
 
-func exportPartition(st *logstore.Store, id logstore.PartitionID, outDir string) (Partition, error) {
+func exportPartition(st *logstore.Store, id logstore.PartitionID, outDir string) (_ Partition, err error) {
 	part, err := st.ExistingPartition(id.Topic, id.Partition)
 	if err != nil {
 		return Partition{}, err
@@ -164,6 +164,13 @@ func exportPartition(st *logstore.Store, id logstore.PartitionID, outDir string)
 		}
 		return Partition{}, err
 	}
+	// A partition written in part is removed, so that a second run can
+	// write it whole rather than be refused.
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, os.RemoveAll(out.Dir))
+		}
+	}()
 	for _, e := range ents {
 		if !e.Type().IsRegular() || !isSegmentFile(e.Name()) {
 			continue

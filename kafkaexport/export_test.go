@@ -346,3 +346,41 @@ func TestExportKafkaRealFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestExportRemovesPartialPartition: a partition that fails half written
+// (here its partition.metadata does not decode, after the segments were
+// copied) leaves no directory behind, so a second run is not refused.
+func TestExportRemovesPartialPartition(t *testing.T) {
+	storeDir, out := t.TempDir(), t.TempDir()
+	st, err := logstore.Open(storeDir, logstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := st.Partition("t", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Append(batch(3, 0, 0, 2, false)); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	meta := filepath.Join(storeDir, "t-0", "partition.metadata")
+	if err := os.WriteFile(meta, []byte("version: 0\ntopic_id: ???"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var me *catalog.MetadataError
+	if _, err := kafkaexport.Export(storeDir, out, kafkaexport.Options{}); !errors.As(err, &me) {
+		t.Fatalf("export with a bad partition.metadata: %v, want a *catalog.MetadataError", err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "t-0")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("half-written partition left behind: %v", err)
+	}
+	if err := os.Remove(meta); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kafkaexport.Export(storeDir, out, kafkaexport.Options{}); err != nil {
+		t.Fatalf("second run: %v", err)
+	}
+}
