@@ -1,0 +1,40 @@
+// Package kafkaexport writes a logstore store's partitions as a Kafka
+// broker's log directory holds them, so that the files can move to a
+// Kafka cluster and keep the producers' deduplication state.
+//
+// For each partition <topic>-<partition> of the store (or of one topic),
+// Export writes into OUT/<topic>-<partition>/:
+//
+//   - the segment files (.log, .index, .timeindex, .txnindex), copied
+//     byte for byte and synced; they are Kafka's formats already;
+//   - <end>.snapshot, Kafka's producer-state snapshot (version 1, CRC-32C)
+//     of the partition's newest producer state, named by the log end
+//     offset, so that a broker loads it and replays nothing;
+//   - partition.metadata ("version: 0\ntopic_id: <id>", Kafka's bytes)
+//     when the store has one for the partition. A partition without one
+//     gets none: a Kafka broker then writes the topic id its cluster
+//     metadata gives (UnifiedLog assigns it), where a made-up id would
+//     not match the cluster's and the broker would refuse the log;
+//   - leader-epoch-checkpoint in Kafka's checkpoint text format, each
+//     line ended by "\n": "0", the entry count, then "<epoch>
+//     <startOffset>" lines. logstore is one leader that never changes:
+//     epoch 0 (its transaction markers carry 0; data batches keep the
+//     epoch their client sent, -1 for Kafka's clients, as logstore does
+//     not restamp them, and Kafka's recovery only learns epochs >= 0 from
+//     batches). A partition with records has the one entry "0 <log
+//     start>", and an empty one none.
+//
+// Each written file is synced, then the partition directory and OUT.
+//
+// Export opens the store as every writer does: it takes the store's lock,
+// so a store a running server holds is refused (an error wrapping
+// logstore.ErrStoreInUse), and opening a partition recovers it. A
+// partition whose output directory already exists is refused
+// (ErrExists), as is one with a transaction still open (its last stable
+// offset below its end: ErrOpenTransaction): a Kafka cluster's
+// transaction coordinator would know nothing of it and could never end
+// it. A partition that fails half written is removed from the output
+// (the partitions before it are complete). Nothing else of the store is carried over: consumer group offsets
+// (groups.db), the transaction coordinator's state (transactions.db) and
+// producer id blocks stay behind.
+package kafkaexport
