@@ -18,10 +18,11 @@
 //   - leader-epoch-checkpoint in Kafka's checkpoint text format, each
 //     line ended by "\n": "0", the entry count, then "<epoch>
 //     <startOffset>" lines. logstore is one leader that never changes:
-//     epoch 0 (its transaction markers carry 0; data batches keep the
-//     epoch their client sent, -1 for Kafka's clients, as logstore does
-//     not restamp them, and Kafka's recovery only learns epochs >= 0 from
-//     batches). A partition with records has the one entry "0 <log
+//     epoch 0 (logstore serve stamps 0 on every batch it takes, and its
+//     transaction markers carry 0; batches appended through the CLI or
+//     the Go API keep the epoch they were given, -1 from Kafka's
+//     clients, which Kafka's recovery skips: it learns epochs >= 0 from
+//     batches only). A partition with records has the one entry "0 <log
 //     start>", and an empty one none.
 //
 // Each written file is synced, then the partition directory and OUT.
