@@ -43,6 +43,27 @@ func batch(pid int64, epoch int16, seq int32, n int, txn bool) []byte {
 // writeStore writes two partitions of topic "t" through the root
 // package: idempotent producers, a committed and an aborted transaction,
 // enough data to roll segments; and a partition of topic "empty" with
+
+// appendClosed appends b to partition 0 of topic in the store in dir and
+// closes the store.
+func appendClosed(t *testing.T, dir, topic string, b []byte) {
+	t.Helper()
+	st, err := logstore.Open(dir, logstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := st.Partition(topic, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Append(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // nothing in it. It gives t-0 a topic id.
 func writeStore(t *testing.T, dir string) (tid catalog.TopicID) {
 	t.Helper()
@@ -231,21 +252,8 @@ func TestExportRefusesHeldStore(t *testing.T) {
 
 func TestExportRefusesOpenTransaction(t *testing.T) {
 	storeDir, out := t.TempDir(), t.TempDir()
-	st, err := logstore.Open(storeDir, logstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := st.Partition("t", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.Append(batch(100, 1, 0, 2, true)); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Close(); err != nil {
-		t.Fatal(err)
-	}
-	_, err = kafkaexport.Export(storeDir, out, kafkaexport.Options{})
+	appendClosed(t, storeDir, "t", batch(100, 1, 0, 2, true))
+	_, err := kafkaexport.Export(storeDir, out, kafkaexport.Options{})
 	if !errors.Is(err, kafkaexport.ErrOpenTransaction) {
 		t.Fatalf("export with a transaction open: %v, want ErrOpenTransaction", err)
 	}
@@ -319,20 +327,7 @@ func TestExportKafkaRealFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	storeDir, out := t.TempDir(), t.TempDir()
-	st, err := logstore.Open(storeDir, logstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := st.Partition("promotions", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.Append(batch(3, 0, 0, 2, false)); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Close(); err != nil {
-		t.Fatal(err)
-	}
+	appendClosed(t, storeDir, "promotions", batch(3, 0, 0, 2, false))
 	if err := catalog.WritePartitionMetadata(vfs.OS, filepath.Join(storeDir, "promotions-0"), tid); err != nil {
 		t.Fatal(err)
 	}
@@ -352,20 +347,7 @@ func TestExportKafkaRealFiles(t *testing.T) {
 // copied) leaves no directory behind, so a second run is not refused.
 func TestExportRemovesPartialPartition(t *testing.T) {
 	storeDir, out := t.TempDir(), t.TempDir()
-	st, err := logstore.Open(storeDir, logstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := st.Partition("t", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.Append(batch(3, 0, 0, 2, false)); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Close(); err != nil {
-		t.Fatal(err)
-	}
+	appendClosed(t, storeDir, "t", batch(3, 0, 0, 2, false))
 	meta := filepath.Join(storeDir, "t-0", "partition.metadata")
 	if err := os.WriteFile(meta, []byte("version: 0\ntopic_id: ???"), 0o644); err != nil {
 		t.Fatal(err)
