@@ -494,6 +494,14 @@ func cloneTopic(t Topic) Topic {
 // equals another's (their metric names would be the same).
 func collisionKey(name string) string { return strings.ReplaceAll(name, ".", "_") }
 
+// internalTopics are the names of Kafka's internal topics, which
+// CreateTopic refuses: logstore serve keeps their state in groups.db and
+// transactions.db, and routes a transaction's marker for a partition of
+// __consumer_offsets to the group coordinator, so a topic of that name
+// would never get its markers. (Kafka refuses __cluster_metadata and
+// makes the others itself.)
+var internalTopics = []string{"__consumer_offsets", "__transaction_state", "__cluster_metadata"}
+
 // CreateTopic creates topic name with partitions partitions and the
 // given Kafka configs, durably before it returns: the catalog entry, each
 // partition directory with its partition.metadata, and the configs set on
@@ -501,7 +509,8 @@ func collisionKey(name string) string { return strings.ReplaceAll(name, ".", "_"
 // (the returned Topic then has a zero ID).
 //
 // Refusals, in Kafka's order: a bad name (ErrInvalidTopic, wrapping
-// logstore.ErrInvalidName), a name the catalog holds (ErrTopicExists),
+// logstore.ErrInvalidName), the name of one of Kafka's internal topics
+// (ErrInvalidTopic: see internalTopics), a name the catalog holds (ErrTopicExists),
 // a name that collides with one it holds when '.' and '_' are taken as
 // the same (ErrInvalidTopic), a partition count outside 1..MaxPartitions
 // (ErrInvalidPartitions), a config (*ConfigError).
@@ -511,6 +520,9 @@ func (c *Catalog) CreateTopic(name string, partitions int32, configs map[string]
 	}
 	if err := (logstore.PartitionID{Topic: name}).Validate(); err != nil {
 		return fail(fmt.Errorf("%w: %w", ErrInvalidTopic, err))
+	}
+	if slices.Contains(internalTopics, name) {
+		return fail(fmt.Errorf("%w: the name of one of Kafka's internal topics, whose state logstore serve keeps in files of its own (groups.db, transactions.db)", ErrInvalidTopic))
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -194,6 +194,9 @@ func TestCreateTopicRefused(t *testing.T) {
 		{"a.b", 1, nil, catalog.ErrTopicExists},
 		{"a.b", 0, map[string]string{"x": "y"}, catalog.ErrTopicExists}, // the name first
 		{"a_b", 1, nil, catalog.ErrInvalidTopic},
+		{"__consumer_offsets", 1, nil, catalog.ErrInvalidTopic},
+		{"__transaction_state", 1, nil, catalog.ErrInvalidTopic},
+		{"__cluster_metadata", 1, nil, catalog.ErrInvalidTopic},
 		{"c", 0, nil, catalog.ErrInvalidPartitions},
 		{"c", -1, nil, catalog.ErrInvalidPartitions},
 		{"c", catalog.MaxPartitions + 1, nil, catalog.ErrInvalidPartitions},
