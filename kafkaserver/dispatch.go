@@ -140,7 +140,7 @@ func (s *Server) handle(c *conn, frame []byte) (*pending, error) {
 		return nil, fmt.Errorf("%s request of %d bytes; the limit for requests other than Produce is %d", a.name, len(frame), maxOtherRequestBytes)
 	}
 	p := &pending{key: key, version: version, corr: corr, start: time.Now()}
-	if groupAPI(key) {
+	if key == joinGroupKey {
 		p.clientID = string(clientID)
 	}
 	if version < a.min || version > a.max {

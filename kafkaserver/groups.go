@@ -78,8 +78,9 @@ func (c *conn) answerLater(p *pending, gone func()) (complete func(fill func()))
 	return complete
 }
 
-// groupAPI: the APIs whose handlers read the client id (JoinGroup).
-func groupAPI(key int16) bool { return key == 11 }
+// joinGroupKey is JoinGroup's API key: its handler is the one that reads
+// the request's client id (a member's, for DescribeGroups).
+const joinGroupKey = 11
 
 func str(s *string) string {
 	if s == nil {
