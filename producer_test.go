@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/logstore/logstore"
+	"github.com/logstore/logstore/internal/testutil"
 	"github.com/logstore/logstore/producerstate"
 	"github.com/logstore/logstore/recordbatch"
 	"github.com/logstore/logstore/segment"
@@ -22,18 +23,7 @@ var recent = time.Now().UnixMilli()
 
 // producerBatch builds an idempotent client batch of n records.
 func producerBatch(pid int64, epoch int16, seq int32, n int, ts int64) []byte {
-	b := recordbatch.NewBuilder(0)
-	b.ProducerID, b.ProducerEpoch, b.BaseSequence = pid, epoch, seq
-	for i := range n {
-		if err := b.Append(ts, nil, fmt.Appendf(nil, "p%d-e%d-s%d-%d", pid, epoch, seq, i), nil); err != nil {
-			panic(err)
-		}
-	}
-	out, err := b.AppendTo(nil)
-	if err != nil {
-		panic(err)
-	}
-	return out
+	return testutil.ClientBatch(pid, epoch, seq, n, ts, false)
 }
 
 // outcome runs one append and names its outcome as the CLI does.

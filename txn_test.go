@@ -17,21 +17,9 @@ import (
 	"github.com/logstore/logstore/segment"
 )
 
-// txnBatch builds a transactional client batch of n records.
+// txnDataBatch builds a transactional client batch of n records.
 func txnDataBatch(pid int64, epoch int16, seq int32, n int) []byte {
-	b := recordbatch.NewBuilder(0)
-	b.ProducerID, b.ProducerEpoch, b.BaseSequence = pid, epoch, seq
-	b.Transactional = true
-	for i := range n {
-		if err := b.Append(recent, nil, fmt.Appendf(nil, "t%d-s%d-%d", pid, seq, i), nil); err != nil {
-			panic(err)
-		}
-	}
-	out, err := b.AppendTo(nil)
-	if err != nil {
-		panic(err)
-	}
-	return out
+	return testutil.ClientBatch(pid, epoch, seq, n, recent, true)
 }
 
 func mustAppend(t *testing.T, p *logstore.Partition, batch []byte) logstore.AppendResult {

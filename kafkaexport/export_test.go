@@ -17,27 +17,16 @@ import (
 	"github.com/logstore/logstore/kafkadump"
 	"github.com/logstore/logstore/kafkaexport"
 	"github.com/logstore/logstore/producerstate"
-	"github.com/logstore/logstore/recordbatch"
 	"github.com/logstore/logstore/snapshot"
 	"github.com/logstore/logstore/vfs"
 )
 
 var recent = time.Now().UnixMilli()
 
+// batch is a client batch of n records of producer pid, transactional
+// or not.
 func batch(pid int64, epoch int16, seq int32, n int, txn bool) []byte {
-	b := recordbatch.NewBuilder(0)
-	b.ProducerID, b.ProducerEpoch, b.BaseSequence = pid, epoch, seq
-	b.Transactional = txn
-	for i := range n {
-		if err := b.Append(recent, nil, fmt.Appendf(nil, "p%d-s%d-%d", pid, seq, i), nil); err != nil {
-			panic(err)
-		}
-	}
-	out, err := b.AppendTo(nil)
-	if err != nil {
-		panic(err)
-	}
-	return out
+	return testutil.ClientBatch(pid, epoch, seq, n, recent, txn)
 }
 
 // writeStore writes two partitions of topic "t" through the root

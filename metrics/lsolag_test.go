@@ -6,24 +6,13 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/logstore/logstore/internal/testutil"
 	"github.com/logstore/logstore/metrics"
-	"github.com/logstore/logstore/recordbatch"
 )
 
 // txnBatch is a transactional batch of n records.
 func txnBatch(pid int64, seq int32, n int) []byte {
-	b := recordbatch.NewBuilder(0)
-	b.ProducerID, b.BaseSequence, b.Transactional = pid, seq, true
-	for range n {
-		if err := b.Append(time.Now().UnixMilli(), nil, []byte("t"), nil); err != nil {
-			panic(err)
-		}
-	}
-	out, err := b.AppendTo(nil)
-	if err != nil {
-		panic(err)
-	}
-	return out
+	return testutil.ClientBatch(pid, 0, seq, n, time.Now().UnixMilli(), true)
 }
 
 // TestLSOLag: the lag is the high watermark minus the last stable

@@ -2,30 +2,17 @@ package txncoord_test
 
 import (
 	"errors"
-	"fmt"
 	"testing"
 	"time"
 
 	"github.com/logstore/logstore"
-	"github.com/logstore/logstore/recordbatch"
+	"github.com/logstore/logstore/internal/testutil"
 	"github.com/logstore/logstore/txncoord"
 )
 
 // txnBatch is a transactional batch of n records.
 func txnBatch(pid int64, epoch int16, seq int32, n int) []byte {
-	b := recordbatch.NewBuilder(0)
-	b.ProducerID, b.ProducerEpoch, b.BaseSequence = pid, epoch, seq
-	b.Transactional = true
-	for i := range n {
-		if err := b.Append(time.Now().UnixMilli(), nil, fmt.Appendf(nil, "p%d-s%d-%d", pid, seq, i), nil); err != nil {
-			panic(err)
-		}
-	}
-	out, err := b.AppendTo(nil)
-	if err != nil {
-		panic(err)
-	}
-	return out
+	return testutil.ClientBatch(pid, epoch, seq, n, time.Now().UnixMilli(), true)
 }
 
 // TestStoreMarkers: StoreMarkers ends the open transaction of a real
