@@ -176,12 +176,12 @@ func TestTxnIndexAcrossSegments(t *testing.T) {
 	s := openStore(t, dir, logstore.Options{SegmentBytes: 200})
 	p := openPartition(t, s, "txn", 0)
 	mustAppend(t, p, txnDataBatch(1, 0, 0, 1))
-	for seq := int32(0); len(txnSegmentBases(t, dir)) < 3; seq++ {
+	for seq := int32(0); len(txnSegmentBases(t, p, dir)) < 3; seq++ {
 		mustAppend(t, p, producerBatch(2, 0, seq, 1, recent))
 	}
 	wantLSO(t, p, 0)
 	m := mustMarker(t, p, 1, false)
-	segs := txnSegmentBases(t, dir)
+	segs := txnSegmentBases(t, p, dir)
 	last := segs[len(segs)-1]
 	want := []segment.AbortedTxn{{ProducerID: 1, FirstOffset: 0, LastOffset: m.LastOffset, LastStableOffset: m.LastOffset + 1}}
 	data, err := os.ReadFile(filepath.Join(dir, "txn-0", fmt.Sprintf("%020d.txnindex", last)))
@@ -320,9 +320,14 @@ func appendFile(t *testing.T, name string, b []byte) {
 	}
 }
 
-// segmentBases lists the base offsets of partition txn-0's segments.
-func txnSegmentBases(t *testing.T, dir string) []int64 {
+// txnSegmentBases lists the base offsets of partition txn-0's segments,
+// once p's flushes are done: a roll's files get their segment names in
+// the flush, so before it the newest segment may still be a spare.
+func txnSegmentBases(t *testing.T, p *logstore.Partition, dir string) []int64 {
 	t.Helper()
+	if err := p.Flushed(); err != nil {
+		t.Fatal(err)
+	}
 	names, err := filepath.Glob(filepath.Join(dir, "txn-0", "*.log"))
 	if err != nil {
 		t.Fatal(err)
@@ -348,7 +353,7 @@ func TestCheckTxnIndex(t *testing.T) {
 	p := openPartition(t, s, "txn", 0)
 	txnWorkload(t, p)
 	mustAppend(t, p, txnDataBatch(3, 0, 1, 1))
-	for seq := int32(1); len(txnSegmentBases(t, dir)) < 3; seq++ {
+	for seq := int32(1); len(txnSegmentBases(t, p, dir)) < 3; seq++ {
 		mustAppend(t, p, producerBatch(2, 0, seq, 1, recent))
 	}
 	mustMarker(t, p, 3, false)
@@ -460,7 +465,7 @@ func TestTxnKafkaRecoveryScenario(t *testing.T) {
 			if got, err := p.AbortedTransactions(0, 90); err != nil || !slices.Equal(got, want) {
 				t.Fatalf("live: %+v, %v", got, err)
 			}
-			bases := txnSegmentBases(t, dir)
+			bases := txnSegmentBases(t, p, dir)
 			if len(bases) < 3 {
 				t.Fatalf("segments %v", bases)
 			}

@@ -31,6 +31,10 @@ import (
 // die with produces in flight must make sure the old producer's
 // requests can no longer land (its connections are gone) before the new
 // one reads the target's ends, or write transactionally.
+// mirrorSegmentBytes is segment.bytes of both stores of TestE2EMirror:
+// small, so the mirror crosses many rolls.
+const mirrorSegmentBytes = 4096
+
 func mirrorRound(ctx context.Context, src, dst []string, topic string, partitions int32, limit int, between func(copied int)) (int, error) {
 	starts, err := kafkatest.ListOffsetsAt(ctx, dst, topic, partitions, 0)
 	if err != nil {
@@ -61,6 +65,9 @@ func mirrorRound(ctx context.Context, src, dst []string, topic string, partition
 		kgo.RecordPartitioner(kgo.ManualPartitioner()),
 		kgo.ProduceRequestTimeout(time.Second),
 		kgo.StopProducerOnDataLossDetected(),
+		// The target's segments are tiny (mirrorSegmentBytes), and a
+		// batch larger than a segment is refused, as Kafka refuses it.
+		kgo.ProducerBatchMaxBytes(mirrorSegmentBytes),
 	)...)
 	if err != nil {
 		return 0, err
@@ -144,8 +151,8 @@ func mirrorRound(ctx context.Context, src, dst []string, topic string, partition
 func TestE2EMirror(t *testing.T) {
 	t.Parallel()
 	const topic = "mirrored"
-	src := newInProcess(t, logstore.Options{SegmentBytes: 4096}, kafkaserver.Config{})
-	dst := newInProcess(t, logstore.Options{SegmentBytes: 4096}, kafkaserver.Config{})
+	src := newInProcess(t, logstore.Options{SegmentBytes: mirrorSegmentBytes}, kafkaserver.Config{})
+	dst := newInProcess(t, logstore.Options{SegmentBytes: mirrorSegmentBytes}, kafkaserver.Config{})
 	srcB, dstB := []string{src.addr}, []string{dst.addr}
 	n := e2eRecords()
 	res := produce(t, srcB, &kafkatest.Workload{Topic: topic, Records: n})
