@@ -520,13 +520,17 @@ func (l *Log) runFlush(f *flush) {
 	} else if l.err == nil {
 		l.poison("flush", err)
 	}
-	if l.flush == f {
-		l.flush = nil // no roll came since
-	}
 	l.mu.Unlock()
 	if err == nil {
 		l.ApplyRetention() // a failure poisons the log, which says so
 	}
+	// Only now, with retention's files gone too: Flushed and Close wait
+	// for the flush they find here.
+	l.mu.Lock()
+	if l.flush == f {
+		l.flush = nil // no roll came since
+	}
+	l.mu.Unlock()
 }
 
 // moveRecoveryPoint records in the checkpoint that everything below rp
@@ -681,8 +685,8 @@ func (l *Log) advanceDurable(d int64) {
 }
 
 // Flushed waits until the flush of every rolled segment has ended: each
-// is durable with its indexes and the checkpoint's recovery point has
-// passed it. It returns the error that poisoned the log, if any. Appends
+// is durable with its indexes, the checkpoint's recovery point has
+// passed it, and retention has deleted the segments it let go. It returns the error that poisoned the log, if any. Appends
 // never need it; it is for callers that want the directory settled, such
 // as a test about to copy it.
 func (l *Log) Flushed() error {
