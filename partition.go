@@ -212,7 +212,7 @@ func (p *Partition) appendChecked(b recordbatch.Batch) (AppendResult, error) {
 	opened := p.openTxnBefore(b)
 	info, err := p.log.Append(b)
 	if err != nil && opened {
-		p.unopenTxn(b.ProducerID())
+		p.closeTxn(b.ProducerID())
 	}
 	if errors.Is(err, segment.ErrBatchTooLarge) {
 		// Larger than a segment: refused, and nothing was written.
@@ -225,7 +225,6 @@ func (p *Partition) appendChecked(b recordbatch.Batch) (AppendResult, error) {
 	if err := p.state.Apply(b, now); err != nil {
 		return AppendResult{}, err
 	}
-	p.noteTxn(b)
 	return AppendResult{BaseOffset: info.BaseOffset, LastOffset: info.LastOffset}, nil
 }
 

@@ -57,26 +57,6 @@ func firstOpen(open map[int64]int64, except int64) int64 {
 	return first
 }
 
-// noteTxn follows batch b, just applied to the producer state, in the
-// open transactions. The caller holds appendMu.
-func (p *Partition) noteTxn(b recordbatch.Batch) {
-	if !b.HasProducerID() || !b.Attributes().Transactional() {
-		return
-	}
-	pid := b.ProducerID()
-	if b.Attributes().Control() {
-		if _, ok := p.txns.open[pid]; ok && b.NumRecords() > 0 {
-			delete(p.txns.open, pid)
-			p.txns.recompute()
-		}
-		return
-	}
-	if _, ok := p.txns.open[pid]; !ok {
-		p.txns.open[pid] = b.BaseOffset()
-		p.txns.recompute()
-	}
-}
-
 // LastStableOffset is the partition's last stable offset (LSO): the first
 // offset of the oldest transaction still open (begun by a transactional
 // batch, not yet ended by its COMMIT or ABORT marker, or ended by a
@@ -197,8 +177,8 @@ func (p *Partition) appendMarker(producerID int64, epoch int16, commit bool, coo
 	}
 	if first, open := p.txns.open[producerID]; open {
 		p.noteDecided(first, info.LastOffset+1)
+		p.closeTxn(producerID)
 	}
-	p.noteTxn(batch)
 	return AppendResult{BaseOffset: info.BaseOffset, LastOffset: info.LastOffset}, nil
 }
 

@@ -8,8 +8,9 @@ import "github.com/logstore/logstore/recordbatch"
 // cover b as soon as the log holds it (at once under SyncInterval and
 // SyncNever, at any group commit under SyncAlways), and the last stable
 // offset must never pass a batch of an open transaction, not even
-// between the write and noteTxn. It returns whether it marked one, for
-// unopenTxn when the write fails. The caller holds appendMu.
+// between the write and the producer state's Apply. It returns whether
+// it marked one, for closeTxn when the write fails. The caller holds
+// appendMu.
 func (p *Partition) openTxnBefore(b recordbatch.Batch) bool {
 	if !b.HasProducerID() || !b.Attributes().Transactional() || b.Attributes().Control() {
 		return false
@@ -22,9 +23,10 @@ func (p *Partition) openTxnBefore(b recordbatch.Batch) bool {
 	return true
 }
 
-// unopenTxn undoes openTxnBefore for producer id pid after a failed
-// write. The caller holds appendMu.
-func (p *Partition) unopenTxn(pid int64) {
+// closeTxn removes producer id pid's transaction from the open ones:
+// openTxnBefore undone after a failed write, or the transaction ended by
+// its marker (after noteDecided). The caller holds appendMu.
+func (p *Partition) closeTxn(pid int64) {
 	delete(p.txns.open, pid)
 	p.txns.recompute()
 }
@@ -36,7 +38,7 @@ type decidedTxn struct{ first, end int64 }
 // noteDecided keeps the transaction from first that the marker ending
 // below end has just decided, until the marker is below the high
 // watermark: the LSO stays at first until then, as Kafka's
-// unreplicated transactions hold it. Called before noteTxn removes the
+// unreplicated transactions hold it. Called before closeTxn removes the
 // transaction from the open ones, so a reader of the LSO always finds it
 // in one of the two; it drops the entries whose markers are durable. The
 // caller holds appendMu.
