@@ -132,16 +132,18 @@ func TestIdleTimeout(t *testing.T) {
 }
 
 // TestShutdownLeavesNoGoroutines: after a server that answered produces,
-// held a long-poll fetch and kept idle connections is shut down and its
+// held a long-poll fetch, a JoinGroup waiting for its rebalance and a
+// transaction left open, and kept idle connections, is shut down and its
 // store closed, no goroutine of it is left: every connection's reader
-// and writer, every pending response and every long-poll has ended.
+// and writer, every pending response, every long-poll, the group and
+// transaction coordinators and their timers have ended.
 func TestShutdownLeavesNoGoroutines(t *testing.T) {
 	before := runtime.NumGoroutine()
 	store, err := logstore.Open(t.TempDir(), logstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(store, Config{Logger: slog.New(slog.DiscardHandler)})
+	srv, err := New(store, Config{Logger: slog.New(slog.DiscardHandler), GroupInitialRebalanceDelay: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,12 +161,32 @@ func TestShutdownLeavesNoGoroutines(t *testing.T) {
 			t.Fatal(got.ErrorCode)
 		}
 	}
+	// A transaction left open: its timeout's timer and the coordinator's
+	// committer must end with the server.
+	tx := ts.dial()
+	id := "open"
+	pid, epoch := initTxn(t, tx, 4, id)
+	if got := addPartitions(t, tx, 3, id, pid, epoch, "t", 0); got["t"][0] != 0 {
+		t.Fatal(got)
+	}
+	if got := txnProduce(t, tx, &id, "t", 0, txnBatchOf(pid, epoch, 0, "open")); got.ErrorCode != 0 {
+		t.Fatal(got.ErrorCode)
+	}
 	poll := ts.dial()
-	poll.send(fetchReq(12, "t", 0, 3, 60000, 1)) // waits for a record that never comes
+	poll.send(fetchReq(12, "t", 0, 4, 60000, 1)) // waits for a record that never comes
+	join := ts.dial()
+	join.send(joinV3("g")) // waits for the initial rebalance delay, an hour
 	for range 10 {
 		ts.dial()
 	}
 	waitFor(t, "the long-poll fetch to wait", func() bool { return srv.longPolls.Load() == 1 })
+	describe := ts.dial()
+	waitFor(t, "the JoinGroup to wait", func() bool {
+		r := kmsg.NewPtrDescribeGroupsRequest()
+		r.Groups = []string{"g"}
+		g := describe.do(r).(*kmsg.DescribeGroupsResponse).Groups[0]
+		return g.State == "PreparingRebalance" && len(g.Members) == 1
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(ctx); err != nil {
