@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -43,35 +44,37 @@ func deleteDirName(id PartitionID) (string, error) {
 	return topic + suffix, nil
 }
 
-// isDeleteDirName reports whether name is one deleteDirName makes (or
-// Kafka makes for a deleted log): <anything>-<digits>.<32 hex>-delete.
-func isDeleteDirName(name string) bool {
+// deleteDirTopic returns the topic of a name deleteDirName makes (or
+// Kafka makes for a deleted log), <topic>-<digits>.<32 hex>-delete, with
+// the topic as the name holds it (cut short when it was long), and
+// whether name is one.
+func deleteDirTopic(name string) (string, bool) {
 	rest, ok := strings.CutSuffix(name, deleteDirSuffix)
 	if !ok || len(rest) < 33 {
-		return false
+		return "", false
 	}
 	uid := rest[len(rest)-32:]
 	for i := 0; i < len(uid); i++ {
 		c := uid[i]
 		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return false
+			return "", false
 		}
 	}
 	rest = rest[:len(rest)-32]
 	rest, ok = strings.CutSuffix(rest, ".")
 	if !ok {
-		return false
+		return "", false
 	}
 	i := strings.LastIndexByte(rest, '-')
 	if i < 0 || i == len(rest)-1 {
-		return false
+		return "", false
 	}
 	for _, c := range rest[i+1:] {
 		if c < '0' || c > '9' {
-			return false
+			return "", false
 		}
 	}
-	return true
+	return rest[:i], true
 }
 
 // DeleteTopic removes every partition directory of topic, durably:
@@ -84,8 +87,10 @@ func isDeleteDirName(name string) bool {
 //     (Kafka's name for a log being deleted), which Partitions never
 //     lists, and the store directory is synced: from then on the topic is
 //     gone, whatever a crash leaves of the rest.
-//  3. The renamed directories are removed and the store directory is
-//     synced again. Open removes what a crash left of them.
+//  3. The renamed directories are removed, with any -delete directory of
+//     the topic an earlier DeleteTopic that failed left behind, and the
+//     store directory is synced again. Open removes what a crash left of
+//     them.
 //
 // So after a crash the topic's partitions are each either whole or gone;
 // a caller that needs the topic wholly gone (package catalog) records the
@@ -155,13 +160,28 @@ func deleteTopicDirs(fsys vfs.FS, dir, topic string) error {
 		}
 		renamed = append(renamed, name)
 	}
-	if len(renamed) == 0 {
-		return nil
+	gone := renamed
+	if len(renamed) > 0 {
+		if err := fsys.SyncDir(dir); err != nil {
+			return err
+		}
 	}
-	if err := fsys.SyncDir(dir); err != nil {
+	// What a DeleteTopic of the topic that failed after its renames left;
+	// a topic cut short in the name is left to Open (another long topic
+	// may share the cut).
+	names, err := fsys.ReadDir(dir)
+	if err != nil {
 		return err
 	}
-	for _, name := range renamed {
+	for _, name := range names {
+		if t, ok := deleteDirTopic(name); ok && t == topic && len(name) < maxDirNameLen && !slices.Contains(renamed, name) {
+			gone = append(gone, name)
+		}
+	}
+	if len(gone) == 0 {
+		return nil
+	}
+	for _, name := range gone {
 		if err := removeAll(fsys, filepath.Join(dir, name)); err != nil {
 			return err
 		}
@@ -178,7 +198,7 @@ func removeDeletedDirs(fsys vfs.FS, dir string) error {
 	}
 	removed := false
 	for _, name := range names {
-		if !isDeleteDirName(name) {
+		if _, ok := deleteDirTopic(name); !ok {
 			continue
 		}
 		if err := removeAll(fsys, filepath.Join(dir, name)); err != nil {

@@ -96,6 +96,47 @@ func TestOpenRemovesDeleteLeftovers(t *testing.T) {
 	}
 }
 
+// TestDeleteTopicRetryRemovesLeftovers: a DeleteTopic that failed after
+// its renames leaves -delete directories; deleting the topic again
+// removes them without waiting for the next Open, and leaves those of
+// other topics alone.
+func TestDeleteTopicRetryRemovesLeftovers(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir, logstore.Options{})
+	if _, err := openPartition(t, s, "t", 1).Append(batchOf("a")); err != nil {
+		t.Fatal(err)
+	}
+	left := []string{"t-0.0123456789abcdef0123456789abcdef-delete", "t-7.fedcba9876543210fedcba9876543210-delete"}
+	other := "tt-0.0123456789abcdef0123456789abcdef-delete"
+	for _, name := range append(left, other) {
+		if err := os.MkdirAll(filepath.Join(dir, name, "sub"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.DeleteTopic("t"); err != nil {
+		t.Fatal(err)
+	}
+	got := listDir(t, dir)
+	for _, name := range append(left, "t-1") {
+		if slices.Contains(got, name) {
+			t.Errorf("DeleteTopic left %s: %v", name, got)
+		}
+	}
+	if !slices.Contains(got, other) {
+		t.Errorf("DeleteTopic(t) removed topic tt's %s: %v", other, got)
+	}
+	// With no partition directory left, a retry still removes them.
+	if err := os.Mkdir(filepath.Join(dir, left[0]), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteTopic("t"); err != nil {
+		t.Fatal(err)
+	}
+	if got := listDir(t, dir); slices.Contains(got, left[0]) {
+		t.Errorf("a retried DeleteTopic left %s: %v", left[0], got)
+	}
+}
+
 // A topic of 249 characters still gets a -delete name of at most 255.
 func TestDeleteTopicLongName(t *testing.T) {
 	dir := t.TempDir()
