@@ -1,0 +1,84 @@
+// Command compat measures which Kafka clients work with `logstore serve`,
+// at which of their protocol versions, for which features, and writes
+// the matrix to COMPATIBILITY.md. Run it as
+//
+//	compat/run [-out FILE] [-only REGEXP] [-require-all]
+//
+// from the repository: compat/run builds logstore from the checkout and
+// runs this program with -logstore set to the binary. CI runs it with
+// -require-all, so that a client missing from the machine fails the run
+// instead of being reported "not installed".
+//
+// # Cells
+//
+// A cell is one client x version x feature. Every cell gets a fresh
+// `logstore serve` child process (its own store directory, --sync always,
+// 64 KiB segments so that segments roll within a cell, a 100 ms first
+// group rebalance delay) on 127.0.0.1, behind a kafkatest.Proxy whose
+// address the server advertises: every connection of every client goes
+// through the proxy. Cells run one at a time (the machine has two cores),
+// each bounded by -cell-timeout (60 s), the whole run by -timeout (8 m).
+// A cell passes only when its checks of the real outcome pass: what the
+// client was told, what a consumer reads, and what the store holds once
+// the server has stopped (SIGTERM, exit 0) and its directory is scanned
+// batch by batch, CRCs checked. A cell that does not apply is "n/a" with
+// the reason (a client version that cannot send the feature's requests);
+// a client that is not installed is "not installed".
+//
+// The features:
+//
+//   - produce: a plain producer (not idempotent where the client allows),
+//     acks=all, no faults; the same client reads the records back; each
+//     record once, at the offset it was acknowledged at, in the store too.
+//   - idempotent retries: an idempotent producer (acks=all, retries on)
+//     through the proxy's faults (below), a few hundred records in many
+//     small requests; every record acknowledged, and found exactly once,
+//     at its acknowledged offset, in production order, by a consumer and
+//     by the store scan, whose sequences are contiguous per producer. The
+//     detail gives the answers dropped, requests refused, and the retries
+//     the server answered as duplicates (counted by the proxy).
+//   - transactions: the client's transactional producer, a few
+//     transactions alternating commit and abort, through the same faults;
+//     every transaction must end as planned; kgo consumers at
+//     read_uncommitted and read_committed and the store scan (markers,
+//     .txnindex files, Kafka's dump) agree that each committed record is
+//     there once and no aborted record is ever committed
+//     (kafkatest.VerifyTxnLog and its companions).
+//   - fetch read_committed: kgo writes a log of committed and aborted
+//     transactions (Env.WriteTxnLog); the client reads it at
+//     read_committed and must read exactly the committed records, once
+//     each, at their offsets, and no aborted one.
+//   - groups: two group consumers of the client (where it allows) join
+//     one group; records are produced once both hold partitions; every
+//     record is read by some member (a record read twice after a
+//     rebalance is counted, not failed: groups promise at least once);
+//     the members commit what they read, and the offsets fetched back
+//     from the server (OffsetFetch) are every partition's end.
+//   - gzip, snappy, lz4, zstd: the client produces with the codec and
+//     reads the records back; every data batch in the store carries the
+//     codec. zstd needs Produce v7 (Kafka 2.1): n/a below.
+//
+// # Faults
+//
+// Env.Faults makes the proxy drop every 7th Produce response after the
+// server wrote it, closing both sides (the client must retry, and the
+// server must recognise the retry as a duplicate and answer with the
+// first copy's offsets), and refuse every 11th Produce request by
+// closing before it is forwarded (the server never sees it); each at
+// most 5 times, so that a cell ends. A cell whose faults never fired
+// fails: it would have measured nothing about retries.
+//
+// # Adding a client
+//
+// A file registers its cells from init(): a func returning []Cell
+// appended to cellSets, and a ClientInfo (name, exact version measured
+// at run time, where it was installed from) appended to clientInfos.
+// Cells use Env: its Bootstrap to dial, CreateTopic, Faults, and the
+// checkers VerifyProduce, WriteTxnLog with CheckReadCommitted, VerifyTxn,
+// CheckGroup and StoreCodecs.
+//
+// The Go clients are modules of logstore's go.mod: franz-go (kgo), which
+// the tests use anyway, and github.com/IBM/sarama, which nothing but
+// this program imports: it is a client under test, and the only way to
+// measure it is to build it in.
+package main
