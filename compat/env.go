@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/logstore/logstore"
 	"github.com/logstore/logstore/internal/kafkatest"
@@ -43,6 +45,11 @@ type Env struct {
 	stopErr  error
 
 	faulted bool // Faults was called
+
+	wireMu sync.Mutex
+	// wire is the highest version of each API key the proxy saw in the
+	// requests of each client id.
+	wire map[string]map[int16]int16
 	// verdicts are the whole-log verdicts of the transactional logs
 	// WriteTxnLog wrote, by topic.
 	verdicts map[string]*kafkatest.TxnVerdict
@@ -76,6 +83,7 @@ func startEnv(bin, parent, nodeModules string) (*Env, error) {
 	e := &Env{
 		Dir: filepath.Join(root, "store"), Tmp: filepath.Join(root, "tmp"), NodeModules: nodeModules,
 		root: root, stderr: &lockedBuffer{}, verdicts: map[string]*kafkatest.TxnVerdict{},
+		wire: map[string]map[int16]int16{},
 	}
 	if err := os.Mkdir(e.Tmp, 0o755); err != nil {
 		os.RemoveAll(root)
@@ -89,6 +97,7 @@ func startEnv(bin, parent, nodeModules string) (*Env, error) {
 		return nil, err
 	}
 	e.Proxy, e.Bootstrap = p, []string{p.Addr()}
+	e.setRules(kafkatest.Rules{})
 	addr, err := e.start(bin)
 	if err != nil {
 		p.Close()
@@ -205,14 +214,74 @@ const (
 // cell ends. env.Proxy.Counts() says what happened.
 func (e *Env) Faults() {
 	e.faulted = true
-	e.Proxy.SetRules(kafkatest.Rules{
+	e.setRules(kafkatest.Rules{
 		Request:  kafkatest.Limit(faultLimit, kafkatest.EveryNth(0, refuseEvery, kafkatest.CloseBeforeForward)),
 		Response: kafkatest.Limit(faultLimit, kafkatest.EveryNth(0, faultEvery, kafkatest.DropAndClose)),
 	})
 }
 
 // NoFaults removes every rule.
-func (e *Env) NoFaults() { e.Proxy.SetRules(kafkatest.Rules{}) }
+func (e *Env) NoFaults() { e.setRules(kafkatest.Rules{}) }
+
+// setRules installs r on the proxy, behind the rule that notes each
+// request's client id, API key and version (WireVersions).
+func (e *Env) setRules(r kafkatest.Rules) {
+	req := r.Request
+	r.Request = func(ex *kafkatest.Exchange) kafkatest.Action {
+		e.noteWire(ex)
+		if req == nil {
+			return kafkatest.Forward
+		}
+		return req(ex)
+	}
+	e.Proxy.SetRules(r)
+}
+
+// noteWire keeps the highest version of ex's API key for its client id
+// (the request header's nullable string after the API key, version and
+// correlation id).
+func (e *Env) noteWire(ex *kafkatest.Exchange) {
+	b := ex.Request
+	if len(b) < 10 {
+		return
+	}
+	n := int(int16(binary.BigEndian.Uint16(b[8:10])))
+	id := ""
+	if n > 0 && len(b) >= 10+n {
+		id = string(b[10 : 10+n])
+	}
+	e.wireMu.Lock()
+	defer e.wireMu.Unlock()
+	m := e.wire[id]
+	if m == nil {
+		m = map[int16]int16{}
+		e.wire[id] = m
+	}
+	if v, ok := m[ex.Key]; !ok || ex.Version > v {
+		m[ex.Key] = ex.Version
+	}
+}
+
+// WireVersions says which request versions the client with the client
+// id used, as the proxy saw them: "Produce v3, Fetch v5, ...", in the
+// order of the API keys; "" when it sent nothing. Cells give their
+// client under test a client id of its own so that the checkers' kgo
+// clients do not mix in.
+func (e *Env) WireVersions(clientID string) string {
+	e.wireMu.Lock()
+	defer e.wireMu.Unlock()
+	m := e.wire[clientID]
+	keys := make([]int, 0, len(m))
+	for k := range m {
+		keys = append(keys, int(k))
+	}
+	sort.Ints(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s v%d", kmsg.NameForKey(int16(k)), m[int16(k)]))
+	}
+	return strings.Join(parts, ", ")
+}
 
 // faultText says what the proxy did to Produce requests and answers.
 func (e *Env) faultText() string {
@@ -370,6 +439,25 @@ func (e *Env) CheckReadCommitted(res *kafkatest.TxnResult, got []kafkatest.Found
 	}
 	return fmt.Sprintf("%d transactions (%d committed, %d aborted) written by kgo; read %d records: each committed record once, at its offset, no aborted one (%d aborted records in the log)",
 		len(res.Txns), res.Committed, res.Aborted, len(got), len(v.Decided)-committed), nil
+}
+
+// CommittedEnds gives, for each partition of a log WriteTxnLog wrote, the
+// offset after its last committed record: a read_committed consumer that
+// reached it has read every committed record of the partition (the log
+// ends with a committed transaction when WriteTxnLog wrote an odd
+// number, so every aborted record lies before it).
+func (e *Env) CommittedEnds(topic string) (map[int32]int64, error) {
+	v := e.verdicts[topic]
+	if v == nil {
+		return nil, fmt.Errorf("no log of topic %s was written by WriteTxnLog", topic)
+	}
+	ends := map[int32]int64{}
+	for val, d := range v.Decided {
+		if f := v.Found[val]; d == kafkatest.Committed && f.Offset+1 > ends[f.Partition] {
+			ends[f.Partition] = f.Offset + 1
+		}
+	}
+	return ends, nil
 }
 
 // VerifyTxn checks the records a client's transactional producer wrote

@@ -68,6 +68,10 @@ type Cell struct {
 	Version string // "0.11", "2.1", "2.8", "3.9", "newest"; "default" for clients without a version setting
 	Feature string // one of the Feature* constants
 	Run     func(ctx context.Context, env *Env) Result
+	// ClientID, when set, is the client id the client under test sends
+	// (and the checkers' clients do not): the report lists the request
+	// versions the proxy saw it use (Env.WireVersions).
+	ClientID string
 }
 
 // Name is the cell's "client/version/feature", which -only matches.
@@ -178,6 +182,7 @@ type outcome struct {
 	Cell
 	Result
 	Took time.Duration
+	Wire string // the request versions the client under test used
 }
 
 // run runs every selected cell one at a time, writes the report and
@@ -210,7 +215,7 @@ func run(cfg config) (int, error) {
 	for i, c := range cells {
 		o := outcome{Cell: c}
 		t0 := time.Now()
-		o.Result = runCell(ctx, cfg, tmp, c)
+		o.Result, o.Wire = runCell(ctx, cfg, tmp, c)
 		o.Took = time.Since(t0)
 		if o.Status == Unavailable && cfg.requireAll {
 			o.Result = fail("not installed, and -require-all is set: %s", o.Detail)
@@ -244,26 +249,45 @@ func run(cfg config) (int, error) {
 	return failed, nil
 }
 
+// cellGrace is how long a cell may take to return after its context
+// ended.
+const cellGrace = 10 * time.Second
+
 // runCell runs one cell against a fresh server, bounded by the cell
 // timeout; a panic of the cell is its failure. A server that does not
 // stop cleanly after the cell fails it too.
-func runCell(ctx context.Context, cfg config, tmp string, c Cell) (res Result) {
+func runCell(ctx context.Context, cfg config, tmp string, c Cell) (res Result, wire string) {
 	if err := ctx.Err(); err != nil {
-		return fail("not run: the whole run's bound (-timeout) ended first")
+		return fail("not run: the whole run's bound (-timeout) ended first"), ""
 	}
 	cctx, cancel := context.WithTimeout(ctx, cfg.cellTimeout)
 	defer cancel()
 	env, err := startEnv(cfg.logstore, tmp, cfg.nodeModules)
 	if err != nil {
-		return fail("server: %v", err)
+		return fail("server: %v", err), ""
 	}
 	defer env.close()
-	defer func() {
-		if r := recover(); r != nil {
-			res = fail("panic: %v", r)
-		}
+	// The cell runs in a goroutine of its own: a client that ignores
+	// the cell's context must not hold up the run. Such a cell is
+	// failed, and its goroutine left behind once its server is gone.
+	done := make(chan Result, 1)
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				done <- fail("panic: %v", r)
+			}
+		}()
+		done <- c.Run(cctx, env)
 	}()
-	res = c.Run(cctx, env)
+	select {
+	case res = <-done:
+	case <-cctx.Done():
+		select {
+		case res = <-done:
+		case <-time.After(cellGrace):
+			return fail("the cell did not return within %s after its bound (-cell-timeout %s) ended", cellGrace, cfg.cellTimeout), ""
+		}
+	}
 	if cctx.Err() != nil && res.Status == Fail {
 		res.Detail = fmt.Sprintf("the cell's bound (-cell-timeout %s) ended: %s", cfg.cellTimeout, res.Detail)
 	}
@@ -273,5 +297,8 @@ func runCell(ctx context.Context, cfg config, tmp string, c Cell) (res Result) {
 	if cctx.Err() != nil && res.Status == Pass {
 		res = fail("the cell passed after its bound ended: %s", res.Detail)
 	}
-	return res
+	if c.ClientID != "" {
+		wire = env.WireVersions(c.ClientID)
+	}
+	return res, wire
 }

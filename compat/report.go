@@ -150,6 +150,9 @@ func (r *report) write(w io.Writer) error {
 		for _, o := range byClient[client] {
 			detail, rest, multi := strings.Cut(o.Detail, "\n")
 			p("- %s, %s: **%s** (%.1f s) %s\n", o.Version, o.Feature, o.Status, o.Took.Seconds(), detail)
+			if o.Wire != "" {
+				p("  - requests: %s\n", o.Wire)
+			}
 			if multi {
 				p("\n  ```\n")
 				for _, l := range strings.Split(strings.TrimRight(rest, "\n"), "\n") {
