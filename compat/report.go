@@ -58,8 +58,8 @@ func cellText(o outcome) string {
 		return "not installed"
 	}
 	d, _, _ := strings.Cut(o.Detail, "\n")
-	if len(d) > tableDetail {
-		d = d[:tableDetail] + "…"
+	if r := []rune(d); len(r) > tableDetail {
+		d = string(r[:tableDetail]) + "…"
 	}
 	return o.Status.String() + ": " + escapeCell(d)
 }
@@ -158,7 +158,7 @@ func (r *report) write(w io.Writer) error {
 				for _, l := range strings.Split(strings.TrimRight(rest, "\n"), "\n") {
 					p("  %s\n", l)
 				}
-				p("  ```\n\n")
+				p("  ```\n")
 			}
 		}
 	}
