@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -288,6 +289,29 @@ func (e *Env) faultText() string {
 	c := e.Proxy.Counts()
 	return fmt.Sprintf("%d answers dropped after the write, %d requests refused before it, %d retries recognised as duplicates",
 		c.ProduceDropped, c.ClosedBeforeForward, c.ProduceRepeats)
+}
+
+// produceText says what the proxy saw of Produce: the partition answers
+// by error code (0 is success) and the retries the server recognised as
+// duplicates. A failure of a produce cell names it, so that a retry
+// after an error the server answered can be told from one after a
+// client's timeout.
+func (e *Env) produceText() string {
+	c := e.Proxy.Counts()
+	codes := make([]int, 0, len(c.ProduceErrors))
+	for code := range c.ProduceErrors {
+		codes = append(codes, int(code))
+	}
+	sort.Ints(codes)
+	var parts []string
+	for _, code := range codes {
+		name := "ok"
+		if code != 0 {
+			name = kerr.ErrorForCode(int16(code)).Error()
+		}
+		parts = append(parts, fmt.Sprintf("%d %s", c.ProduceErrors[int16(code)], name))
+	}
+	return fmt.Sprintf("the proxy saw Produce partition answers: %s; %d repeats of a base offset; %d answers dropped", strings.Join(parts, ", "), c.ProduceRepeats, c.ProduceDropped)
 }
 
 // checkFaultsFired fails a cell whose faults never fired: it would

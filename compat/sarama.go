@@ -79,14 +79,16 @@ func saramaCells() []Cell {
 
 // config is the sarama configuration of every cell at the version:
 // acks=all, the partition set on each message, short backoffs, many
-// retries, timeouts of a few seconds.
+// retries. The read timeout is long (20 s): the proxy's faults close
+// connections, which sarama sees at once, and a plain producer that
+// timed out on a slow fsync would write its batch twice.
 func (v saramaVersion) config() *sarama.Config {
 	c := sarama.NewConfig()
 	c.Version = v.v
 	c.ClientID = saramaClientID
 	c.Net.DialTimeout = 2 * time.Second
-	c.Net.ReadTimeout = 5 * time.Second
-	c.Net.WriteTimeout = 5 * time.Second
+	c.Net.ReadTimeout = 20 * time.Second
+	c.Net.WriteTimeout = 20 * time.Second
 	c.Metadata.Retry.Max = 50
 	c.Metadata.Retry.Backoff = 20 * time.Millisecond
 	c.Producer.RequiredAcks = sarama.WaitForAll
@@ -95,7 +97,7 @@ func (v saramaVersion) config() *sarama.Config {
 	c.Producer.Partitioner = sarama.NewManualPartitioner
 	c.Producer.Retry.Max = 200
 	c.Producer.Retry.Backoff = 20 * time.Millisecond
-	c.Producer.Timeout = 2 * time.Second
+	c.Producer.Timeout = 10 * time.Second
 	c.Consumer.Return.Errors = true
 	c.Consumer.MaxWaitTime = 100 * time.Millisecond
 	c.Consumer.Offsets.Initial = sarama.OffsetOldest
@@ -261,7 +263,7 @@ func saramaProduce(ctx context.Context, e *Env, v saramaVersion) Result {
 		return fail("%v", err)
 	}
 	if err := verifyPlain(res, found); err != nil {
-		return fail("consumed: %v", err)
+		return fail("consumed (%s): %v", e.produceText(), err)
 	}
 	if err := e.Stop(); err != nil {
 		return fail("%v", err)
@@ -271,7 +273,7 @@ func saramaProduce(ctx context.Context, e *Env, v saramaVersion) Result {
 		return fail("%v", err)
 	}
 	if err := verifyPlain(res, scanned); err != nil {
-		return fail("store scan: %v", err)
+		return fail("store scan (%s): %v", e.produceText(), err)
 	}
 	return pass("%d records acknowledged, read back by sarama's consumer once each at their offsets; the store scan agrees", res.Acked)
 }
@@ -613,7 +615,7 @@ func saramaCodec(ctx context.Context, e *Env, v saramaVersion, feature string, c
 		return fail("%v", err)
 	}
 	if err := verifyPlain(res, found); err != nil {
-		return fail("consumed: %v", err)
+		return fail("consumed (%s): %v", e.produceText(), err)
 	}
 	return checkCodecs(e, topic, feature, fmt.Sprintf("%d records produced and read back by sarama once each", res.Acked))
 }
