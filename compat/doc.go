@@ -49,11 +49,15 @@
 //     read_committed and must read exactly the committed records, once
 //     each, at their offsets, and no aborted one.
 //   - groups: two group consumers of the client (where it allows) join
-//     one group; records are produced once both hold partitions; every
-//     record is read by some member (a record read twice after a
-//     rebalance is counted, not failed: groups promise at least once);
-//     the members commit what they read, and the offsets fetched back
-//     from the server (OffsetFetch) are every partition's end.
+//     one group and commit what they read; once both hold partitions,
+//     half the records are produced and read; member 2 commits and
+//     leaves, member 1 takes its partitions over from the committed
+//     offsets and reads the other half. Every record is read by some
+//     member, none twice (everything read was committed before its
+//     partition changed hands), and the offsets fetched back from the
+//     server (OffsetFetch; for sarama also with its own admin client)
+//     are every partition's end. (Env.CheckGroup alone counts a record
+//     read twice rather than failing it: groups promise at least once.)
 //   - gzip, snappy, lz4, zstd: the client produces with the codec and
 //     reads the records back; every data batch in the store carries the
 //     codec. zstd needs Produce v7 (Kafka 2.1): n/a below.
