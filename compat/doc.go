@@ -12,9 +12,11 @@
 // # Cells
 //
 // A cell is one client x version x feature. Every cell gets a fresh
-// `logstore serve` child process (its own store directory, --sync always,
-// 64 KiB segments so that segments roll within a cell, a 100 ms first
-// group rebalance delay) on 127.0.0.1, behind a kafkatest.Proxy whose
+// `logstore serve` child process (its own store directory, --sync
+// always, 64 KiB segments, or 1 KiB for the kgo and sarama cells, whose
+// batches are small, so that segments roll within a cell (Cell.
+// SegmentBytes; a batch larger than a segment is refused), a 100 ms
+// first group rebalance delay) on 127.0.0.1, behind a kafkatest.Proxy whose
 // address the server advertises: every connection of every client goes
 // through the proxy. Cells run one at a time (the machine has two cores),
 // each bounded by -cell-timeout (60 s), the whole run by -timeout (8 m).

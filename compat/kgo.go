@@ -75,7 +75,7 @@ func kgoCells() []Cell {
 	var cells []Cell
 	for _, v := range kgoVersions() {
 		add := func(feature string, run func(context.Context, *Env) Result) {
-			cells = append(cells, Cell{Client: kgoClient, Version: v.name, Feature: feature, Run: run, ClientID: kgoClientID})
+			cells = append(cells, Cell{Client: kgoClient, Version: v.name, Feature: feature, Run: run, ClientID: kgoClientID, SegmentBytes: smallSegmentBytes})
 		}
 		add(FeatureProduce, func(ctx context.Context, e *Env) Result { return kgoProduce(ctx, e, v) })
 		add(FeatureIdempotent, func(ctx context.Context, e *Env) Result { return kgoIdempotent(ctx, e, v) })

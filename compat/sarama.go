@@ -55,7 +55,7 @@ func saramaCells() []Cell {
 	var cells []Cell
 	for _, v := range saramaVersions() {
 		add := func(feature string, run func(context.Context, *Env) Result) {
-			cells = append(cells, Cell{Client: saramaClient, Version: v.name, Feature: feature, Run: run, ClientID: saramaClientID})
+			cells = append(cells, Cell{Client: saramaClient, Version: v.name, Feature: feature, Run: run, ClientID: saramaClientID, SegmentBytes: smallSegmentBytes})
 		}
 		add(FeatureProduce, func(ctx context.Context, e *Env) Result { return saramaProduce(ctx, e, v) })
 		add(FeatureIdempotent, func(ctx context.Context, e *Env) Result { return saramaIdempotent(ctx, e, v) })
