@@ -64,6 +64,13 @@
 //     reads the records back; every data batch in the store carries the
 //     codec. zstd needs Produce v7 (Kafka 2.1): n/a below.
 //
+// The details of each cell in the report give the measured facts (records,
+// answers dropped, retries recognised as duplicates, segment files,
+// batches per codec) and, for a cell that names its client id
+// (Cell.ClientID), the highest version of each request its client sent,
+// as the proxy saw it (Env.WireVersions): that is what shows that kgo at
+// MaxVersions 0.11 spoke Produce v3, and sarama at 2.1 Produce v7.
+//
 // # Faults
 //
 // Env.Faults makes the proxy drop every 7th Produce response after the

@@ -144,7 +144,7 @@ func (r *report) write(w io.Writer) error {
 		}
 	}
 
-	p("\n## Details\n\nWhat each cell measured, and how long it took.\n")
+	p("\n## Details\n\nWhat each cell measured, and how long it took; \"requests\" is the highest version of each request the client under test sent, as the proxy saw it (by its client id).\n")
 	for _, client := range clients {
 		p("\n### %s\n\n", client)
 		for _, o := range byClient[client] {
