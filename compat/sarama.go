@@ -603,15 +603,15 @@ func (m *saramaMember) ConsumeClaim(s sarama.ConsumerGroupSession, claim sarama.
 // sarama's consumer reads the records back, and the store's batches
 // carry the codec. sarama refuses zstd below Version 2.1.
 func saramaCodec(ctx context.Context, e *Env, v saramaVersion, feature string, codec sarama.CompressionCodec) Result {
-	if codec == sarama.CompressionZSTD && !v.v.IsAtLeast(sarama.V2_1_0_0) {
-		return notSupported("zstd needs Produce v7 (Kafka 2.1); sarama refuses it below Version V2_1_0_0")
+	cfg := v.config()
+	cfg.Producer.Compression = codec
+	if err := cfg.Validate(); err != nil && codec == sarama.CompressionZSTD && !v.v.IsAtLeast(sarama.V2_1_0_0) {
+		return notSupported("zstd needs Produce v7 (Kafka 2.1); sarama refuses the configuration: %v", err)
 	}
 	topic := "codec-" + feature
 	if err := e.CreateTopic(ctx, topic, 3); err != nil {
 		return fail("%v", err)
 	}
-	cfg := v.config()
-	cfg.Producer.Compression = codec
 	res, err := saramaSend(ctx, cfg, e, topic, 3, saramaRecords, 50, topic)
 	if err != nil {
 		return fail("%v", err)
