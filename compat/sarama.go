@@ -358,15 +358,12 @@ func saramaTxn(p sarama.SyncProducer, topic string, tx *kafkatest.Txn) {
 		msgs[j] = &sarama.ProducerMessage{Topic: topic, Partition: a.Partition, Value: sarama.StringEncoder(a.Value)}
 	}
 	serr := p.SendMessages(msgs)
-	for j, m := range msgs {
-		if serr == nil || m.Offset > 0 {
-			tx.Records[j].Offset = m.Offset
-		}
-	}
 	if serr != nil {
+		// Which records sarama wrote is not known: their offsets stay -1.
 		tx.Err = fmt.Errorf("send: %w", serr)
-		for j := range tx.Records {
-			tx.Records[j].Offset = -1 // which records sarama wrote is not known
+	} else {
+		for j, m := range msgs {
+			tx.Records[j].Offset = m.Offset
 		}
 	}
 	if tx.Planned && serr == nil {
