@@ -1,0 +1,97 @@
+// Command compat measures which Kafka clients work with `logstore serve`,
+// at which of their protocol versions, for which features, and writes
+// the matrix to COMPATIBILITY.md. Run it as
+//
+//	compat/run [-out FILE] [-only REGEXP] [-require-all]
+//
+// from the repository: compat/run builds logstore from the checkout and
+// runs this program with -logstore set to the binary. CI runs it with
+// -require-all, so that a client missing from the machine fails the run
+// instead of being reported "not installed".
+//
+// # Cells
+//
+// A cell is one client x version x feature. Every cell gets a fresh
+// `logstore serve` child process (its own store directory, --sync
+// always, 64 KiB segments, or 1 KiB for the kgo and sarama cells, whose
+// batches are small, so that segments roll within a cell (Cell.
+// SegmentBytes; a batch larger than a segment is refused), a 100 ms
+// first group rebalance delay) on 127.0.0.1, behind a kafkatest.Proxy whose
+// address the server advertises: every connection of every client goes
+// through the proxy. Cells run one at a time (the machine has two cores),
+// each bounded by -cell-timeout (60 s), the whole run by -timeout (8 m).
+// A cell passes only when its checks of the real outcome pass: what the
+// client was told, what a consumer reads, and what the store holds once
+// the server has stopped (SIGTERM, exit 0) and its directory is scanned
+// batch by batch, CRCs checked. A cell that does not apply is "n/a" with
+// the reason (a client version that cannot send the feature's requests);
+// a client that is not installed is "not installed".
+//
+// The features:
+//
+//   - produce: a plain producer (not idempotent where the client allows),
+//     acks=all, no faults; the same client reads the records back; each
+//     record once, at the offset it was acknowledged at, in the store too.
+//   - idempotent retries: an idempotent producer (acks=all, retries on)
+//     through the proxy's faults (below), a few hundred records in many
+//     small requests; every record acknowledged, and found exactly once,
+//     at its acknowledged offset, in production order, by a consumer and
+//     by the store scan, whose sequences are contiguous per producer. The
+//     detail gives the answers dropped, requests refused, and the retries
+//     the server answered as duplicates (counted by the proxy).
+//   - transactions: the client's transactional producer, a few
+//     transactions alternating commit and abort, through the same faults;
+//     every transaction must end as planned; kgo consumers at
+//     read_uncommitted and read_committed and the store scan (markers,
+//     .txnindex files, Kafka's dump) agree that each committed record is
+//     there once and no aborted record is ever committed
+//     (kafkatest.VerifyTxnLog and its companions).
+//   - fetch read_committed: kgo writes a log of committed and aborted
+//     transactions (Env.WriteTxnLog); the client reads it at
+//     read_committed and must read exactly the committed records, once
+//     each, at their offsets, and no aborted one.
+//   - groups: two group consumers of the client (where it allows) join
+//     one group and commit what they read; once both hold partitions,
+//     half the records are produced and read; member 2 commits and
+//     leaves, member 1 takes its partitions over from the committed
+//     offsets and reads the other half. Every record is read by some
+//     member, none twice (everything read was committed before its
+//     partition changed hands), and the offsets fetched back from the
+//     server (OffsetFetch; for sarama also with its own admin client)
+//     are every partition's end. (Env.CheckGroup alone counts a record
+//     read twice rather than failing it: groups promise at least once.)
+//   - gzip, snappy, lz4, zstd: the client produces with the codec and
+//     reads the records back; every data batch in the store carries the
+//     codec. zstd needs Produce v7 (Kafka 2.1): n/a below.
+//
+// The details of each cell in the report give the measured facts (records,
+// answers dropped, retries recognised as duplicates, segment files,
+// batches per codec) and, for a cell that names its client id
+// (Cell.ClientID), the highest version of each request its client sent,
+// as the proxy saw it (Env.WireVersions): that is what shows that kgo at
+// MaxVersions 0.11 spoke Produce v3, and sarama at 2.1 Produce v7.
+//
+// # Faults
+//
+// Env.Faults makes the proxy drop every 7th Produce response after the
+// server wrote it, closing both sides (the client must retry, and the
+// server must recognise the retry as a duplicate and answer with the
+// first copy's offsets), and refuse every 11th Produce request by
+// closing before it is forwarded (the server never sees it); each at
+// most 5 times, so that a cell ends. A cell whose faults never fired
+// fails: it would have measured nothing about retries.
+//
+// # Adding a client
+//
+// A file registers its cells from init(): a func returning []Cell
+// appended to cellSets, and a ClientInfo (name, exact version measured
+// at run time, where it was installed from) appended to clientInfos.
+// Cells use Env: its Bootstrap to dial, CreateTopic, Faults, and the
+// checkers VerifyProduce, WriteTxnLog with CheckReadCommitted, VerifyTxn,
+// CheckGroup and StoreCodecs.
+//
+// The Go clients are modules of logstore's go.mod: franz-go (kgo), which
+// the tests use anyway, and github.com/IBM/sarama, which nothing but
+// this program imports: it is a client under test, and the only way to
+// measure it is to build it in.
+package main
