@@ -122,3 +122,39 @@ func EncodeSeed(s SeedRecord) []byte {
 	}
 	return r.encode()
 }
+
+// TmpName is the file a rewrite of transactions.db writes before its
+// rename.
+const TmpName = FileName + tmpSuffix
+
+// SetStepHook sets the hook called at each step of writing
+// transactions.db anew ("tmp written", "tmp synced", "renamed", "dir
+// synced") and after a commit's append ("appended"), before its sync;
+// an error stops the write there. The returned func restores it.
+func SetStepHook(fn func(step string) error) (restore func()) {
+	old := stepHook
+	stepHook = fn
+	return func() { stepHook = old }
+}
+
+// LogState is a replay of a record file.
+type LogState struct {
+	Epoch   int32
+	Records map[string][]byte
+	End     int64  // the offset after the last good frame
+	Tail    string // why the bytes from End on were dropped
+}
+
+// DecodeLog replays the bytes of a record file.
+func DecodeLog(data []byte) (LogState, error) {
+	st, err := decodeLog(data, "file")
+	return LogState{Epoch: st.epoch, Records: st.records, End: st.end, Tail: st.tail}, err
+}
+
+// LogImage is the compacted file holding epoch and records.
+func LogImage(epoch int32, records map[string][]byte) []byte {
+	return compactImage(epoch, records)
+}
+
+// Frame is a frame of the record file around payload.
+func Frame(payload []byte) []byte { return appendFrame(nil, payload) }
