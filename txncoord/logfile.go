@@ -29,13 +29,18 @@ const (
 	logHeaderSize = 16
 	// frameHeaderSize: payload length (4), CRC-32C of the payload (4).
 	frameHeaderSize = 8
-	// maxPayload bounds a frame's payload: an id (at most 64 KiB) and a
-	// record whose partitions take at most 64 KiB + 6 bytes each. A
-	// length above it is a torn or corrupt frame, never allocated for.
-	maxPayload = 64 << 20
+	// maxPayload bounds a frame's payload. A length above it is a torn
+	// or corrupt frame; nothing is allocated from a length (the file is
+	// read whole, and a length is checked against the bytes left).
+	maxPayload = 1 << 30
+	// compactFrameBytes: a compaction puts the records in frames of
+	// about this size.
+	compactFrameBytes = 1 << 20
 	// Payload types (the first payload byte).
 	payloadEpoch = 1 // coordinator epoch (4, big-endian, >= 0)
-	payloadPut   = 2 // id length (2, > 0), id, record (record.encode)
+	// payloadPuts: one or more entries, each: id length (2, > 0), id,
+	// record length (4), record (record.encode). A commit is one frame.
+	payloadPuts = 2
 )
 
 // tmpSuffix names the file a compaction or a conversion writes before it
@@ -75,13 +80,16 @@ func epochPayload(epoch int32) []byte {
 	return binary.BigEndian.AppendUint32([]byte{payloadEpoch}, uint32(epoch))
 }
 
-func putPayload(id string, val []byte) []byte {
-	b := make([]byte, 0, 3+len(id)+len(val))
-	b = append(b, payloadPut)
+// appendEntry appends one entry of a puts payload.
+func appendEntry(b []byte, id string, val []byte) []byte {
 	b = binary.BigEndian.AppendUint16(b, uint16(len(id)))
 	b = append(b, id...)
+	b = binary.BigEndian.AppendUint32(b, uint32(len(val)))
 	return append(b, val...)
 }
+
+// entrySize is the bytes of an entry of id and val in a puts payload.
+func entrySize(id string, val []byte) int { return 2 + len(id) + 4 + len(val) }
 
 // isLogFile reports whether b (the file's first bytes) starts with the
 // magic of this layout.
@@ -90,15 +98,16 @@ func isLogFile(b []byte) bool { return bytes.HasPrefix(b, []byte(logMagic)) }
 // decodeLog replays data, the whole file at path. The header must be
 // whole and right (the file is renamed into place only once written and
 // synced). Frames are read until the end; the first frame that is cut
-// off, claims more than maxPayload, or fails its CRC ends the replay, as
-// a torn tail: a commit appends its frames in one write and is synced
-// before the next one starts, so only the last commit's frames can be
-// torn by a crash. Two cases are not taken for a torn tail: a frame that
-// fails its CRC although a frame with a good CRC follows it (the damage
-// is in the middle of the file), and a frame whose CRC is right but
-// whose payload does not decode (it was written so). Both, and a file
-// without its coordinator epoch record, are a *DamagedError naming the
-// file and the byte offset.
+// off, claims a length of 0 or more than maxPayload, or fails its CRC
+// ends the replay, as a torn tail: a commit is one frame, appended in
+// one write and synced before the next commit starts, so only the last
+// frame can be torn by a crash. Two cases are not taken for a torn
+// tail: a frame that fails its CRC although a frame with a good CRC
+// follows it (a later commit was appended after it, so it was synced:
+// the damage is in the middle of the file), and a frame whose CRC is
+// right but whose payload does not decode (it was written so). Both,
+// and a file without its coordinator epoch record, are a *DamagedError
+// naming the file and the byte offset.
 func decodeLog(data []byte, path string) (logState, error) {
 	st := logState{records: map[string][]byte{}, epoch: -1}
 	if len(data) < logHeaderSize {
@@ -184,29 +193,52 @@ func (st *logState) apply(p []byte) error {
 			return bad(1, "coordinator epoch %d after %d", e, st.epoch)
 		}
 		st.epoch = e
-	case payloadPut:
+	case payloadPuts:
 		if st.epoch < 0 {
-			return bad(0, "a record before the coordinator epoch record")
+			return bad(0, "records before the coordinator epoch record")
 		}
-		if len(p) < 3 {
-			return bad(len(p), "id length cut off")
+		if len(p) == 1 {
+			return bad(1, "no entry")
 		}
-		l := int(binary.BigEndian.Uint16(p[1:]))
-		if l == 0 {
-			return bad(1, "empty transactional id")
+		// Decoded whole before any is applied: a frame is a commit.
+		type entry struct {
+			id  string
+			val []byte
 		}
-		if len(p)-3 < l {
-			return bad(3, "id of %d bytes cut off (%d bytes left)", l, len(p)-3)
+		var entries []entry
+		for off := 1; off < len(p); {
+			if len(p)-off < 2 {
+				return bad(off, "id length cut off")
+			}
+			l := int(binary.BigEndian.Uint16(p[off:]))
+			if l == 0 {
+				return bad(off, "empty transactional id")
+			}
+			off += 2
+			if len(p)-off < l+4 {
+				return bad(off, "id of %d bytes and record length cut off (%d bytes left)", l, len(p)-off)
+			}
+			id := string(p[off : off+l])
+			off += l
+			n := binary.BigEndian.Uint32(p[off:])
+			off += 4
+			if uint64(n) > uint64(len(p)-off) {
+				return &decodeError{key: id, offset: off - 4, reason: fmt.Sprintf("record of %d bytes cut off (%d bytes left)", n, len(p)-off)}
+			}
+			val := p[off : off+int(n)]
+			if _, err := decodeRecord(val); err != nil {
+				var de *decodeError
+				errors.As(err, &de)
+				de.offset += off
+				de.key = id
+				return de
+			}
+			entries = append(entries, entry{id, val})
+			off += int(n)
 		}
-		id := string(p[3 : 3+l])
-		if _, err := decodeRecord(p[3+l:]); err != nil {
-			var de *decodeError
-			errors.As(err, &de)
-			de.offset += 3 + l
-			de.key = id
-			return de
+		for _, e := range entries {
+			st.records[e.id] = slices.Clone(e.val)
 		}
-		st.records[id] = slices.Clone(p[3+l:])
 	default:
 		return bad(0, "unknown record type %d", p[0])
 	}
@@ -214,12 +246,23 @@ func (st *logState) apply(p []byte) error {
 }
 
 // compactImage is the file that holds exactly epoch and records: the
-// header, the epoch record, then a put per id in id order.
+// header, the epoch record, then the records in id order, in puts
+// frames of about compactFrameBytes.
 func compactImage(epoch int32, records map[string][]byte) []byte {
 	b := appendHeader(nil)
 	b = appendFrame(b, epochPayload(epoch))
+	var payload []byte
 	for _, id := range slices.Sorted(maps.Keys(records)) {
-		b = appendFrame(b, putPayload(id, records[id]))
+		if payload == nil {
+			payload = []byte{payloadPuts}
+		}
+		payload = appendEntry(payload, id, records[id])
+		if len(payload) >= compactFrameBytes {
+			b, payload = appendFrame(b, payload), nil
+		}
+	}
+	if payload != nil {
+		b = appendFrame(b, payload)
 	}
 	return b
 }
@@ -337,8 +380,9 @@ func newLogFile(path string, epoch int32, records map[string][]byte, compactByte
 	return l, nil
 }
 
-// commit appends a put frame for each of puts, in one write, and syncs
-// the file once (fdatasync). Compaction follows when the file has grown
+// commit appends one frame holding every put, in one write, and syncs
+// the file once (fdatasync): the commit is whole or, torn by a crash,
+// dropped whole at the next Open. Compaction follows when the file has grown
 // past its bound. On a failed write or sync, the file is written anew
 // from the state before puts (rewrite), so it holds exactly what the
 // coordinator has as durable; if that fails too, the logFile fails
@@ -353,10 +397,14 @@ func (l *logFile) commit(puts []*put) error {
 		}
 		l.dirPending = false
 	}
-	var buf []byte
+	payload := []byte{payloadPuts}
 	for _, p := range puts {
-		buf = appendFrame(buf, putPayload(p.key, p.val))
+		payload = appendEntry(payload, p.key, p.val)
 	}
+	if len(payload) > maxPayload {
+		return fmt.Errorf("a commit of %d bytes is over the limit of %d", len(payload), maxPayload)
+	}
+	buf := appendFrame(make([]byte, 0, frameHeaderSize+len(payload)), payload)
 	_, err := l.f.WriteAt(buf, l.size)
 	if err == nil {
 		err = step("appended")
@@ -373,10 +421,10 @@ func (l *logFile) commit(puts []*put) error {
 	l.size += int64(len(buf))
 	for _, p := range puts {
 		if old, ok := l.live[p.key]; ok {
-			l.liveSize -= int64(frameHeaderSize + 3 + len(p.key) + len(old))
+			l.liveSize -= int64(entrySize(p.key, old))
 		}
 		l.live[p.key] = p.val
-		l.liveSize += int64(frameHeaderSize + 3 + len(p.key) + len(p.val))
+		l.liveSize += int64(entrySize(p.key, p.val))
 	}
 	return nil
 }
