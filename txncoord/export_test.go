@@ -123,9 +123,8 @@ func EncodeSeed(s SeedRecord) []byte {
 	return r.encode()
 }
 
-// TmpName is the file a rewrite of transactions.db writes before its
-// rename.
-const TmpName = FileName + tmpSuffix
+// TmpName is TmpFileName.
+const TmpName = TmpFileName
 
 // SetStepHook sets the hook called at each step of writing
 // transactions.db anew ("tmp written", "tmp synced", "renamed", "dir

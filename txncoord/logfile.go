@@ -43,9 +43,10 @@ const (
 	payloadPuts = 2
 )
 
-// tmpSuffix names the file a compaction or a conversion writes before it
-// renames it over transactions.db.
-const tmpSuffix = ".new"
+// TmpFileName is the file a compaction or a conversion writes, next to
+// FileName, before it renames it over FileName. One left by a crash is
+// ignored, and replaced by the next Open.
+const TmpFileName = FileName + ".new"
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -308,7 +309,7 @@ type logFile struct {
 // it was or the new file at path, both whole; a leftover tmp file is
 // ignored and replaced by the next rewrite.
 func rewrite(path string, epoch int32, records map[string][]byte) (*os.File, int64, error) {
-	tmp := path + tmpSuffix
+	tmp := filepath.Join(filepath.Dir(path), TmpFileName)
 	img := compactImage(epoch, records)
 	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
