@@ -552,3 +552,47 @@ func TestCommitFailure(t *testing.T) {
 	e.wantState("t", "CompleteCommit")
 	e.end("t", pid, epoch, true)
 }
+
+// TestReadWaitsAcrossCompaction: a Read waiting for the lock of the file
+// a compaction then replaces does not report that file's (older) state:
+// once it has the lock it finds the file is no longer transactions.db,
+// and reads the one that is, after the coordinator closes it.
+func TestReadWaitsAcrossCompaction(t *testing.T) {
+	e, _, _ := newLoggedEnv(t, func(cfg *txncoord.Config) { cfg.CompactBytes = 512 })
+	pid, epoch := e.init("t")
+	type result struct {
+		txns []txncoord.Transaction
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		txns, err := txncoord.Read(e.dir, time.Minute)
+		done <- result{txns, err}
+	}()
+	// Let Read open the file and wait for its lock (if it has not by
+	// then, the test passes without taking the path it is for).
+	time.Sleep(50 * time.Millisecond)
+	compacted := 0
+	defer txncoord.SetStepHook(func(s string) error {
+		if s == "dir synced" {
+			compacted++
+		}
+		return nil
+	})()
+	for i := 0; compacted == 0 || i < 20; i++ {
+		e.add("t", pid, epoch, tpA0)
+		e.end("t", pid, epoch, i%2 == 0)
+	}
+	e.add("t", pid, epoch, tpB0) // the last state: Ongoing on b-0
+	want := e.c.List()
+	if err := e.c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if !slices.EqualFunc(r.txns, want, equalTxn) {
+		t.Fatalf("read %+v, want the last state %+v", r.txns, want)
+	}
+}
