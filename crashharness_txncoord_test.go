@@ -17,9 +17,11 @@ package logstore_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -27,6 +29,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/logstore/logstore"
 	"github.com/logstore/logstore/internal/crashfs"
@@ -44,7 +48,15 @@ type coordPoint struct {
 	what  string
 	fs    *crashfs.FS
 	txnDB []byte       // transactions.db as last committed
+	tmp   []byte       // transactions.db.new as a crash left it (nil: none)
 	acked map[int]bool // transaction number -> commit, as answered by then
+}
+
+// coordTorn is a commit that appended to transactions.db: a crash
+// before its sync returned leaves any prefix of its frame after prev.
+type coordTorn struct {
+	point     coordPoint // as the commit finished, the file as before it
+	prev, cur []byte
 }
 
 // coordDataKey names a transactional data batch in a partition.
@@ -65,6 +77,10 @@ type coordCrashRun struct {
 	points  []coordPoint
 	err     error
 	snapDBs map[string][]byte // each partition's producer-snapshots.db, which the workload does not change
+	torn    []coordTorn
+	// rewrites counts the times transactions.db was written anew: Open's
+	// conversion of the bbolt file, then compactions.
+	rewrites int
 }
 
 func (r *coordCrashRun) txnDBPath() string { return filepath.Join(r.root, txncoord.FileName) }
@@ -88,6 +104,9 @@ func TestCoordinatorCrashRecovery(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// The store was made by the previous version: its transactions.db
+	// is a bbolt file, which the coordinator's Open converts.
+	r.lastDB = coordBoltFile(t, r.txnDBPath())
 	r.fs = crashfs.New(r.root)
 	opts := logstore.Options{Sync: logstore.SyncAlways, ProducerExpiry: -1, LockTimeout: -1}
 	s, err := logstore.Open(r.root, opts.WithFS(r.fs))
@@ -135,9 +154,27 @@ func TestCoordinatorCrashRecovery(t *testing.T) {
 		if err != nil && r.err == nil {
 			r.err = err
 		}
+		if bytes.HasPrefix(data, r.lastDB) && len(data) > len(r.lastDB) && r.rewrites > 0 {
+			// An append: a crash before its sync returned leaves the
+			// file torn anywhere in the frame.
+			r.torn = append(r.torn, coordTorn{
+				point: coordPoint{what: r.what + ": a commit torn", fs: r.fs.Clone(), acked: maps.Clone(r.acked)},
+				prev:  r.lastDB, cur: data})
+		} else {
+			// Written anew (the conversion, a compaction): a crash
+			// before the rename leaves the old file and the tmp file,
+			// whole (synced) or not.
+			r.rewrites++
+			for _, tmp := range [][]byte{data, data[:len(data)/2], {}} {
+				r.points = append(r.points, coordPoint{what: fmt.Sprintf("%s: transactions.db written anew, crash before the rename (tmp of %d bytes)", r.what, len(tmp)),
+					fs: r.fs.Clone(), txnDB: r.lastDB, tmp: tmp, acked: maps.Clone(r.acked)})
+			}
+		}
 		r.lastDB = data
 		r.point(r.what + ": after a transactions.db commit")
 	}
+	// Compactions during the workload.
+	cfg.CompactBytes = 1024
 	r.what = "open the coordinator"
 	var c *txncoord.Coordinator
 	r.outside(func() { c, err = txncoord.Open(r.root, ids, txncoord.StoreMarkers(s), cfg) })
@@ -274,7 +311,80 @@ func TestCoordinatorCrashRecovery(t *testing.T) {
 		}
 		checked++
 	}
-	t.Logf("%d crash points, %d images checked", len(r.points), checked)
+	// Torn commits: cut at three places of every commit's frame, and at
+	// every byte of two commits' (txncoord's own tests cut every commit
+	// at every byte).
+	cuts := 0
+	for i, tc := range r.torn {
+		var at []int
+		if (i == len(r.torn)/2 || i == len(r.torn)-1) && !testing.Short() {
+			for cut := len(tc.prev) + 1; cut < len(tc.cur); cut++ {
+				at = append(at, cut)
+			}
+		} else {
+			at = []int{len(tc.prev) + 1, (len(tc.prev) + len(tc.cur)) / 2, len(tc.cur) - 1}
+		}
+		for _, cut := range at {
+			cp := tc.point
+			cp.txnDB = tc.cur[:cut]
+			mode := crashfs.Modes[rng.IntN(len(crashfs.Modes))]
+			img := cp.fs.Crash(mode, rand.New(rand.NewPCG(uint64(i), uint64(cut))))
+			if err := r.check(img, cp, data); err != nil {
+				t.Fatalf("commit %d torn at byte %d of %d-%d (%s), crash %s: %v", i, cut, len(tc.prev), len(tc.cur), cp.what, mode, err)
+			}
+			cuts++
+		}
+	}
+	if r.rewrites < 3 {
+		t.Fatalf("transactions.db written anew %d times: the conversion and compactions expected", r.rewrites)
+	}
+	t.Logf("%d crash points, %d images checked, %d torn commits cut %d times, %d rewrites", len(r.points), checked, len(r.torn), cuts, r.rewrites)
+}
+
+// coordBoltFile writes at path a transactions.db as the previous version
+// wrote it (bbolt; meta bucket: version 1, coordinator epoch 4) holding
+// one transactional id, "C", CompleteCommit at producer id 50, epoch 2,
+// and returns its bytes.
+func coordBoltFile(t *testing.T, path string) []byte {
+	t.Helper()
+	db, err := bolt.Open(path, 0o644, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := []byte{1, 4} // record version 1, CompleteCommit
+	rec = binary.BigEndian.AppendUint64(rec, 50)
+	rec = binary.BigEndian.AppendUint16(rec, 2)
+	rec = binary.BigEndian.AppendUint64(rec, math.MaxUint64) // previous producer id -1
+	rec = binary.BigEndian.AppendUint16(rec, math.MaxUint16) // last epoch -1
+	rec = binary.BigEndian.AppendUint32(rec, 60000)
+	rec = binary.BigEndian.AppendUint64(rec, math.MaxUint64) // start -1
+	rec = binary.BigEndian.AppendUint32(rec, 0)
+	rec = binary.BigEndian.AppendUint32(rec, 0)
+	err = db.Update(func(tx *bolt.Tx) error {
+		meta, err := tx.CreateBucket([]byte("meta"))
+		if err != nil {
+			return err
+		}
+		if err := meta.Put([]byte("version"), []byte{1}); err != nil {
+			return err
+		}
+		if err := meta.Put([]byte("coordinator-epoch"), []byte{0, 0, 0, 4}); err != nil {
+			return err
+		}
+		b, err := tx.CreateBucket([]byte("transactions"))
+		if err != nil {
+			return err
+		}
+		return b.Put([]byte("C"), rec)
+	})
+	if err := errors.Join(err, db.Close()); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }
 
 // check opens the store and the coordinator on img with cp's
@@ -289,9 +399,16 @@ func (r *coordCrashRun) check(img *crashfs.FS, cp coordPoint, data map[coordData
 			}
 		}
 	}
+	tmpPath := filepath.Join(r.root, txncoord.TmpFileName)
 	os.Remove(r.txnDBPath())
+	os.Remove(tmpPath)
 	if cp.txnDB != nil {
 		if err := os.WriteFile(r.txnDBPath(), cp.txnDB, 0o644); err != nil {
+			return err
+		}
+	}
+	if cp.tmp != nil {
+		if err := os.WriteFile(tmpPath, cp.tmp, 0o644); err != nil {
 			return err
 		}
 	}
@@ -308,6 +425,19 @@ func (r *coordCrashRun) check(img *crashfs.FS, cp coordPoint, data map[coordData
 		return fmt.Errorf("open the coordinator: %w", err)
 	}
 	defer c.Close()
+	if _, err := os.Stat(tmpPath); !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("open left %s: %v", txncoord.TmpFileName, err)
+	}
+	if cp.txnDB != nil {
+		// The store's earlier transactional id, from the bbolt file.
+		i := slices.IndexFunc(c.List(), func(tx txncoord.Transaction) bool { return tx.TransactionalID == "C" })
+		if i < 0 || c.List()[i].State != "CompleteCommit" || c.List()[i].ProducerID != 50 || c.List()[i].Epoch != 2 {
+			return fmt.Errorf("the id of the converted file: %+v", c.List())
+		}
+		if c.CoordinatorEpoch() <= 4 {
+			return fmt.Errorf("coordinator epoch %d, not above the converted file's 4", c.CoordinatorEpoch())
+		}
+	}
 	for _, tx := range c.List() {
 		if tx.State == "PrepareCommit" || tx.State == "PrepareAbort" {
 			return fmt.Errorf("open left %s in %s", tx.TransactionalID, tx.State)

@@ -93,8 +93,8 @@
 //
 // # File
 //
-// DIR/groups.db is a bbolt file (on the real OS, like catalog.db and
-// transactions.db): bucket "meta" holds "version" = 1; bucket "groups"
+// DIR/groups.db is a bbolt file (on the real OS, like catalog.db):
+// bucket "meta" holds "version" = 1; bucket "groups"
 // maps a group id to its record; bucket "offsets" maps
 // uint16 len(group) | group | uint16 len(topic) | topic | int32 partition
 // (big-endian; one group's keys share a prefix) to an offset record;

@@ -446,7 +446,7 @@ func txnSeeds() []kmsg.Request {
 
 // TestTxnCoordinatorLifecycle: New opens the coordinator over
 // transactions.db at the store root and Close closes it (a second server
-// over the same store opens it again, bbolt's lock released), and what it
+// over the same store opens it again, the file's lock released), and what it
 // holds outlives the server: the transactional id keeps its producer id,
 // at the next epoch.
 func TestTxnCoordinatorLifecycle(t *testing.T) {

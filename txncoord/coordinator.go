@@ -12,12 +12,10 @@ import (
 	"sort"
 	"sync"
 	"time"
-
-	bolt "go.etcd.io/bbolt"
 )
 
-// FileName is the coordinator's bbolt file, at the root of the store
-// directory.
+// FileName is the coordinator's file, at the root of the store
+// directory (an append-only record file; see the package doc).
 const FileName = "transactions.db"
 
 // TopicPartition names a partition of a transaction.
@@ -63,10 +61,15 @@ type Config struct {
 	// must not block or call the Coordinator.
 	Events func(Event)
 	// OnCommit, when set, is called after every commit of
-	// transactions.db (Open's, and each commit that carries writes) with
-	// its result: the crash tests take a crash point there. It must not
+	// transactions.db (Open's, which writes the file anew, each commit
+	// that carries writes, and each compaction after one) with its
+	// result: the crash tests take a crash point there. It must not
 	// call the Coordinator.
 	OnCommit func(error)
+	// CompactBytes: once transactions.db is larger than this and twice
+	// the size of its live records, the commit that made it so is
+	// followed by a compaction; 0 means 1 MiB.
+	CompactBytes int64
 }
 
 // Event is something the coordinator reports through Config.Events.
@@ -137,7 +140,6 @@ type txn struct {
 // concurrent use.
 type Coordinator struct {
 	path    string
-	db      *bolt.DB
 	ids     ProducerIDs
 	markers Markers
 	cfg     Config
@@ -157,8 +159,9 @@ type Coordinator struct {
 	scanDone chan struct{}
 }
 
-// Open opens or creates DIR/transactions.db, increments the coordinator
-// epoch, and finishes what a crash left decided: a transaction in
+// Open opens or creates DIR/transactions.db (converting a bbolt file of
+// the previous format), increments the coordinator epoch, writes the
+// file anew with its live state, and finishes what a crash left decided: a transaction in
 // PrepareCommit or PrepareAbort gets its markers written, then its
 // Complete state, before Open returns. Ongoing ones stay ongoing (their
 // timeout aborts them later). It starts the timeout scan.
@@ -176,25 +179,24 @@ func Open(dir string, ids ProducerIDs, markers Markers, cfg Config) (*Coordinato
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	if cfg.CompactBytes <= 0 {
+		cfg.CompactBytes = defaultCompactBytes
+	}
 	path := filepath.Join(dir, FileName)
-	db, err := openBolt(path, &bolt.Options{Timeout: 10 * time.Second})
+	lf, res, err := openLog(path, cfg.CompactBytes, log)
 	if err != nil {
 		return nil, fmt.Errorf("txncoord: open %s: %w", path, err)
 	}
-	res, err := load(db, path)
-	if err != nil {
-		return nil, errors.Join(fmt.Errorf("txncoord: open %s: %w", path, err), db.Close())
-	}
 	c := &Coordinator{
-		path: path, db: db, ids: ids, markers: markers, cfg: cfg, log: log,
+		path: path, ids: ids, markers: markers, cfg: cfg, log: log,
 		epoch: res.coordinatorEpoch, txns: map[string]*txn{},
 		stop: make(chan struct{}), scanDone: make(chan struct{}),
 	}
 	if cfg.OnCommit != nil {
 		cfg.OnCommit(nil)
 	}
-	c.w = newCommitter(db, path, func(err error) {
-		c.log.Error("txncoord: a lazy write failed", "err", err)
+	c.w = newCommitter(lf, path, func(err error) {
+		c.log.Error("txncoord: a write no caller waits for failed", "err", err)
 	}, cfg.OnCommit)
 	for id, r := range res.records {
 		c.txns[id] = &txn{id: id, rec: r}
@@ -208,7 +210,7 @@ func Open(dir string, ids ProducerIDs, markers Markers, cfg Config) (*Coordinato
 		}
 		if err := c.finish(t, t.rec, true); err != nil {
 			c.w.close()
-			return nil, errors.Join(fmt.Errorf("txncoord: open %s: finishing the decided transaction of %q: %w", path, id, err), db.Close())
+			return nil, errors.Join(fmt.Errorf("txncoord: open %s: finishing the decided transaction of %q: %w", path, id, err), lf.close())
 		}
 		c.log.Info("txncoord: finished a decided transaction", "transactional_id", id, "state", t.rec.state)
 	}
@@ -238,7 +240,7 @@ func (c *Coordinator) Close() error {
 	<-c.scanDone
 	c.ops.Wait()
 	c.w.close()
-	if err := c.db.Close(); err != nil {
+	if err := c.w.log.close(); err != nil {
 		return fmt.Errorf("txncoord: close %s: %w", c.path, err)
 	}
 	return nil

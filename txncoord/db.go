@@ -4,19 +4,20 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io/fs"
+	"log/slog"
 	"math"
 	"slices"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/logstore/logstore/internal/boltfile"
 )
 
-// formatVersion is the layout of transactions.db this package writes.
-const formatVersion = 1
-
-// Buckets and keys of transactions.db.
+// The previous format (version 1) of transactions.db: a bbolt file,
+// read only to convert it. Its buckets and keys:
 var (
 	bucketMeta          = []byte("meta")
 	bucketTransactions  = []byte("transactions")
@@ -24,10 +25,57 @@ var (
 	keyCoordinatorEpoch = []byte("coordinator-epoch")
 )
 
-// openBolt opens (creating it if absent) the bbolt file at path
-// (boltfile.Open): a damaged one is an error matching ErrDamaged.
+// boltFormatVersion is the version the bbolt file's meta bucket holds.
+const boltFormatVersion = 1
+
+// lockTimeout is how long Open waits for transactions.db's lock.
+const lockTimeout = 10 * time.Second
+
+// openBolt opens the bbolt file at path (boltfile.Open): a damaged one
+// is an error matching ErrDamaged.
 func openBolt(path string, opts *bolt.Options) (*bolt.DB, error) {
 	return boltfile.Open(path, opts, ErrDamaged)
+}
+
+// readBolt reads a bbolt transactions.db of the previous format: the
+// coordinator epoch it holds (0 when it has none yet) and every record,
+// checked as the previous version checked them. It changes nothing.
+func readBolt(db *bolt.DB, path string) (int32, map[string][]byte, error) {
+	epoch := int32(0)
+	records := map[string][]byte{}
+	err := db.View(func(tx *bolt.Tx) error {
+		if meta := tx.Bucket(bucketMeta); meta != nil {
+			if v := meta.Get(keyVersion); v != nil && (len(v) != 1 || v[0] != boltFormatVersion) {
+				return &DamagedError{File: path, Bucket: string(bucketMeta), Key: string(keyVersion), Reason: fmt.Sprintf("format version %x, this build reads %d", v, boltFormatVersion)}
+			}
+			if v := meta.Get(keyCoordinatorEpoch); v != nil {
+				if len(v) != 4 || int32(binary.BigEndian.Uint32(v)) < 0 {
+					return &DamagedError{File: path, Bucket: string(bucketMeta), Key: string(keyCoordinatorEpoch), Offset: min(len(v), 4), Reason: fmt.Sprintf("coordinator epoch %x is not a non-negative 32-bit integer", v)}
+				}
+				epoch = int32(binary.BigEndian.Uint32(v))
+			}
+		}
+		txns := tx.Bucket(bucketTransactions)
+		if txns == nil {
+			return nil
+		}
+		return txns.ForEach(func(k, v []byte) error {
+			if v == nil {
+				return &DamagedError{File: path, Bucket: string(bucketTransactions), Key: string(k), Reason: "a nested bucket, not a record"}
+			}
+			if _, err := decodeRecord(v); err != nil {
+				var de *decodeError
+				errors.As(err, &de)
+				return &DamagedError{File: path, Bucket: string(bucketTransactions), Key: string(k), Offset: de.offset, Reason: de.reason}
+			}
+			if len(k) == 0 || len(k) > math.MaxUint16 {
+				return &DamagedError{File: path, Bucket: string(bucketTransactions), Key: string(k), Reason: fmt.Sprintf("transactional id of %d bytes", len(k))}
+			}
+			records[string(k)] = slices.Clone(v)
+			return nil
+		})
+	})
+	return epoch, records, err
 }
 
 // loadResult is what Open reads from transactions.db.
@@ -36,60 +84,69 @@ type loadResult struct {
 	records          map[string]record
 }
 
-// load creates the buckets on first open, checks the format version,
-// increments the coordinator epoch, and reads every record, in one
-// commit.
-func load(db *bolt.DB, path string) (loadResult, error) {
+// openLog opens DIR/transactions.db for the coordinator: it takes the
+// file's lock, replays it (or, for a bbolt file of the previous format,
+// reads it), increments the coordinator epoch and writes the file anew
+// with the live state and the new epoch (rewrite: a new file, synced,
+// renamed over the old one, the directory synced). That compacts the
+// file, drops a torn tail (logged with the file and offset), converts a
+// bbolt file, and creates the file in a new store, each crash-safe.
+func openLog(path string, compactBytes int64, log *slog.Logger) (*logFile, loadResult, error) {
 	res := loadResult{records: map[string]record{}}
-	err := db.Update(func(tx *bolt.Tx) error {
-		res.records = map[string]record{} // Update may not run twice, but be safe
-		meta, err := tx.CreateBucketIfNotExists(bucketMeta)
+	epoch := int32(0)
+	var records map[string][]byte
+	f, data, err := readLocked(path, true, lockTimeout)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		records = map[string][]byte{}
+	case errors.Is(err, errLockTimeout):
+		return nil, res, fmt.Errorf("%w: %w", ErrInUse, err)
+	case err != nil:
+		return nil, res, err
+	case isLogFile(data):
+		// Held until the new file is in place.
+		defer f.Close()
+		st, err := decodeLog(data, path)
 		if err != nil {
-			return err
+			return nil, res, err
 		}
-		txns, err := tx.CreateBucketIfNotExists(bucketTransactions)
+		if st.tail != "" {
+			log.Warn("txncoord: dropped a torn tail of transactions.db", "file", path, "offset", st.end, "dropped_bytes", int64(len(data))-st.end, "reason", st.tail)
+		}
+		epoch, records = st.epoch, st.records
+	default:
+		// The previous format. bbolt takes its own lock (flock, the
+		// same kind): this one must go first.
+		f.Close()
+		db, err := openBolt(path, &bolt.Options{Timeout: lockTimeout})
+		if errors.Is(err, berrors.ErrTimeout) {
+			return nil, res, fmt.Errorf("%w: %w", ErrInUse, err)
+		}
 		if err != nil {
-			return err
+			return nil, res, err
 		}
-		if v := meta.Get(keyVersion); v == nil {
-			if err := meta.Put(keyVersion, []byte{formatVersion}); err != nil {
-				return err
-			}
-		} else if len(v) != 1 || v[0] != formatVersion {
-			return &DamagedError{File: path, Bucket: string(bucketMeta), Key: string(keyVersion), Reason: fmt.Sprintf("format version %x, this build reads %d", v, formatVersion)}
+		defer db.Close() // after the new file is in place
+		if epoch, records, err = readBolt(db, path); err != nil {
+			return nil, res, err
 		}
-		epoch := int32(0)
-		if v := meta.Get(keyCoordinatorEpoch); v != nil {
-			if len(v) != 4 || int32(binary.BigEndian.Uint32(v)) < 0 {
-				return &DamagedError{File: path, Bucket: string(bucketMeta), Key: string(keyCoordinatorEpoch), Offset: min(len(v), 4), Reason: fmt.Sprintf("coordinator epoch %x is not a non-negative 32-bit integer", v)}
-			}
-			epoch = int32(binary.BigEndian.Uint32(v))
+		log.Info("txncoord: converting transactions.db from bbolt to the record file", "file", path, "transactional_ids", len(records))
+	}
+	if epoch == math.MaxInt32 {
+		return nil, res, fmt.Errorf("the coordinator epoch is at its limit %d", epoch)
+	}
+	res.coordinatorEpoch = epoch + 1
+	for id, v := range records {
+		r, err := decodeRecord(v)
+		if err != nil { // checked by decodeLog and readBolt
+			return nil, res, fmt.Errorf("transactional id %q: %w", id, err)
 		}
-		if epoch == math.MaxInt32 {
-			return fmt.Errorf("%s: the coordinator epoch is at its limit %d", path, epoch)
-		}
-		res.coordinatorEpoch = epoch + 1
-		if err := meta.Put(keyCoordinatorEpoch, binary.BigEndian.AppendUint32(nil, uint32(res.coordinatorEpoch))); err != nil {
-			return err
-		}
-		return txns.ForEach(func(k, v []byte) error {
-			if v == nil {
-				return &DamagedError{File: path, Bucket: string(bucketTransactions), Key: string(k), Reason: "a nested bucket, not a record"}
-			}
-			r, err := decodeRecord(v)
-			if err != nil {
-				var de *decodeError
-				errors.As(err, &de)
-				return &DamagedError{File: path, Bucket: string(bucketTransactions), Key: string(k), Offset: de.offset, Reason: de.reason}
-			}
-			if len(k) == 0 {
-				return &DamagedError{File: path, Bucket: string(bucketTransactions), Reason: "empty transactional id"}
-			}
-			res.records[string(k)] = r
-			return nil
-		})
-	})
-	return res, err
+		res.records[id] = r
+	}
+	l, err := newLogFile(path, res.coordinatorEpoch, records, compactBytes)
+	if err != nil {
+		return nil, res, err
+	}
+	return l, res, nil
 }
 
 // put is one write of a record (or, with val nil, a deletion) for the
@@ -97,7 +154,7 @@ func load(db *bolt.DB, path string) (loadResult, error) {
 // whose caller does not wait.
 type put struct {
 	key  string
-	val  []byte
+	val  []byte // the encoded record
 	done chan error
 }
 
@@ -105,8 +162,8 @@ type put struct {
 // synchronous write comes to carry them (a variable for the tests).
 var lazyDelay = time.Second
 
-// committer writes puts to transactions.db, many per bbolt commit (one
-// fsync), in the order they were queued: a goroutine takes every put
+// committer writes puts to transactions.db, many per commit (one
+// append, one fdatasync), in the order they were queued: a goroutine takes every put
 // queued while the previous commit ran and commits them together, so
 // concurrent transactions share fsyncs without waiting for a timer (as
 // bolt.DB.Batch does, 10 ms by default).
@@ -116,19 +173,20 @@ var lazyDelay = time.Second
 // lazyDelay passes, or close. A newer put of the same key, lazy or not,
 // replaces a held one, which is then never written.
 type committer struct {
-	db    *bolt.DB
+	log   *logFile
 	path  string
 	queue chan *put
 	done  chan struct{}
 	delay time.Duration
 	// onError is called with the error of a commit that had lazy puts.
 	onError func(error)
-	// onCommit, when set, is called after every commit with its result.
+	// onCommit, when set, is called after every commit with its result,
+	// and after every compaction that follows a commit.
 	onCommit func(error)
 }
 
-func newCommitter(db *bolt.DB, path string, onError, onCommit func(error)) *committer {
-	c := &committer{db: db, path: path, queue: make(chan *put, 256), done: make(chan struct{}), delay: lazyDelay, onError: onError, onCommit: onCommit}
+func newCommitter(l *logFile, path string, onError, onCommit func(error)) *committer {
+	c := &committer{log: l, path: path, queue: make(chan *put, 256), done: make(chan struct{}), delay: lazyDelay, onError: onError, onCommit: onCommit}
 	go c.run()
 	return c
 }
@@ -203,28 +261,24 @@ func (c *committer) run() {
 	}
 }
 
-// commit writes batch in one bbolt commit and reports its result.
+// commit writes batch in one commit (logFile.commit) and reports its
+// result; then compacts the file if it has grown past its bound.
 func (c *committer) commit(batch []*put) {
-	err := c.db.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketTransactions)
-		for _, p := range batch {
-			var err error
-			if p.val == nil {
-				err = b.Delete([]byte(p.key))
-			} else {
-				err = b.Put([]byte(p.key), p.val)
-			}
-			if err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	err := c.log.commit(batch)
 	if err != nil {
 		err = fmt.Errorf("txncoord: commit to %s: %w", c.path, err)
 	}
 	if c.onCommit != nil {
 		c.onCommit(err)
+	}
+	if err == nil && c.log.compactDue() {
+		// The commit is durable in the old file: a failed compaction
+		// leaves that file, which is kept.
+		if cerr := c.log.compact(); cerr != nil {
+			c.onError(fmt.Errorf("txncoord: compact %s: %w", c.path, cerr))
+		} else if c.onCommit != nil {
+			c.onCommit(nil)
+		}
 	}
 	lazyFailed := false
 	for _, p := range batch {

@@ -1,6 +1,7 @@
 // Package txncoord is the transaction coordinator of `logstore serve`:
 // Kafka's classic (pre-KIP-890) transaction state machine for
-// transactional producers, its durable state in DIR/transactions.db,
+// transactional producers, its durable state in DIR/transactions.db (an
+// append-only record file, one fdatasync per commit),
 // and the COMMIT and ABORT markers it writes to the partitions of each
 // transaction through a Markers (StoreMarkers(store) on a server). It
 // knows no wire protocol: errors are sentinels that the server maps to
@@ -73,13 +74,23 @@
 //
 // # File format
 //
-// transactions.db is a bbolt file at the store root, on the real OS
-// (like catalog.db). Bucket "meta": "version" (one byte, 1) and
-// "coordinator-epoch" (4 bytes big-endian; incremented and committed at
-// every Open, and written into every marker of that Open, so a marker
-// written again after a restart has a coordinator epoch no older than
-// one already in the partition). Bucket "transactions": key the
-// transactional id (its UTF-8 bytes), value a record, big-endian:
+// transactions.db is an append-only record file at the store root, on
+// the real OS (like catalog.db), version 2 of the format (version 1 was
+// a bbolt file: see Conversion below). All integers big-endian:
+//
+//	header (16 bytes)
+//	0      8    magic "LSTXNLOG"
+//	8      4    format version (2)
+//	12     4    CRC-32C (Castagnoli) of bytes 0-11
+//	frames, one after the other to the end of the file:
+//	0      4    payload length n (1 to 2^30)
+//	4      4    CRC-32C of the payload
+//	8      n    payload: a type byte, then
+//	            1 (coordinator epoch): the epoch (4, >= 0)
+//	            2 (puts): one or more entries, each: id length (2, > 0),
+//	            the transactional id, record length (4), the record
+//
+// A record (an id's whole state; the last put of an id wins) is:
 //
 //	offset size field
 //	0      1    record version (1)
@@ -97,24 +108,81 @@
 //	42     ...  n partitions, sorted by topic then partition:
 //	            topic length (2, > 0), topic, partition (4, >= 0)
 //
-// The decoder checks every length against the bytes left before reading
-// or allocating, and every field against what the coordinator writes; a
-// record that does not decode, an unknown format version or a file
-// bbolt cannot open makes Open fail with an error that matches
-// ErrDamaged and names the file (and, for a record, the key and byte
-// offset, as a *DamagedError). It never guesses.
+// Invariants. The first frame is the coordinator epoch record, and it
+// is the only one: Open writes the file anew with the next epoch
+// (incremented at every Open and written into every marker of that
+// Open, so a marker written again after a restart has a coordinator
+// epoch no older than one already in the partition). Every frame after
+// it is one commit of the committer (below): all the puts it carried,
+// under one CRC, appended in one write and synced (one fdatasync)
+// before the next commit is appended. A file at the name transactions.db
+// is always whole up to its last commit: it only ever comes into place
+// by a rename of a file written and synced before (see Rewrites).
 //
-// Read (for `logstore producers`) opens the file read-only, with a
-// shared lock it waits for at most a timeout (a running server's
-// coordinator holds the file: ErrInUse), and changes nothing: no
-// coordinator epoch bump, no decision finished.
+// Open replays the file: the state is the last put of each id. It reads
+// the file whole (so no length is ever allocated for: each is checked
+// against the bytes left) and checks every length, CRC and field. The
+// first frame that is cut off, has a length of 0 or over the limit, or
+// fails its CRC ends the replay: a torn tail, the last commit a crash
+// interrupted before its sync returned (whose caller got no answer).
+// Open logs it (the file, the offset of the tail, its size, why) and
+// leaves it out of the file it writes. Two things are not taken for a
+// torn tail, and make Open fail with an error that matches ErrDamaged
+// and names the file and the byte offset (a *DamagedError, with the
+// transactional id when known): a frame that fails its CRC with a good
+// frame after it (a later commit was appended, so this one had been
+// synced: the file was damaged in place), and a frame whose CRC is
+// right but whose payload or record does not decode (it was written
+// so). A bad header, an unknown format version, and a file without its
+// epoch record are ErrDamaged too. It never guesses.
+//
+// Rewrites. Open, and a commit after which the file is larger than
+// Config.CompactBytes (1 MiB) and twice its live records, write the file
+// anew: the header, the epoch record, the live records (in frames of
+// about 1 MiB), into transactions.db.new (TmpFileName), fdatasync, then
+// rename it over transactions.db and sync the directory. A crash before
+// the rename leaves the old file whole and the tmp file, which is
+// ignored and replaced by the next rewrite; after the rename, the new
+// file holds the same state (if the directory sync is lost, the old
+// name comes back with the old file, also the same state). A rewrite at
+// Open is also what drops a torn tail and creates the file in a new
+// store. A compaction that fails before its rename leaves the old file,
+// which the committer keeps appending to; one whose directory sync
+// fails has the sync retried before the next commit is appended.
+//
+// Conversion. A transactions.db that does not start with the magic is
+// taken for the previous format, a bbolt file: bucket "meta" with
+// "version" (1 byte, 1) and "coordinator-epoch" (4 bytes), bucket
+// "transactions" mapping an id to a record as above. Open reads it with
+// bbolt (under bbolt's exclusive lock; nothing in it is changed), checks
+// it as the previous version did (a file bbolt cannot open or that
+// makes it panic, an unknown version, a record that does not decode:
+// ErrDamaged, a *DamagedError naming the bucket and key), and writes
+// the new file by the same rewrite, with the coordinator epoch plus
+// one: the rename over the bbolt file is what removes it. A crash
+// before the rename leaves the bbolt file, converted again at the next
+// Open; after it, the new file. No other step writes anything.
+//
+// Locking. The coordinator holds an exclusive flock on the file for as
+// long as it is open (a rewrite locks the new file before its rename).
+// Read takes a shared one, waiting at most its timeout (ErrInUse), and
+// after taking it checks that the file it locked is still the one named
+// transactions.db (a compaction may have renamed a new one in
+// meanwhile; then it starts again). The lock is the kind bbolt takes,
+// so the previous format's readers are excluded the same way.
+//
+// Read (for `logstore producers`) reads the file under its shared lock
+// and changes nothing: no coordinator epoch bump, no decision finished,
+// a torn tail left for the next Open (it reports what is before it), a
+// bbolt file read as it is.
 //
 // # Durability and crash behaviour
 //
 // Writes go through one committer goroutine that commits every write
-// queued while the previous commit ran in one bbolt transaction (one
-// commit: bbolt syncs twice, the pages then the meta page), so
-// concurrent transactions share commits without a timer. A lazy write
+// queued while the previous commit ran in one commit (one frame, one
+// write, one fdatasync), so concurrent transactions share commits
+// without a timer. A commit is whole or, torn by a crash, dropped
+// whole, as a bbolt transaction was. A lazy write
 // (the caller does not wait) costs no commit of its own: the committer
 // holds it until the next write that is waited for, and commits it
 // with (before) that one; with none, after at most a second, or at
@@ -181,7 +249,14 @@
 //
 // Failures that are not crashes: a failed commit leaves the state in
 // memory as it was (the caller gets the error, the server answers 15
-// and the client retries). A failed marker write leaves PrepareX (in
+// and the client retries). Its frame may have reached the file (a sync
+// that fails says nothing of what was written), so the committer
+// writes the file anew from the state before the commit (a rewrite, as
+// above) and carries on with that file; if that fails too, every later
+// commit fails (the file is in a state the committer does not know)
+// until the coordinator is opened again, whose replay then decides: the
+// failed commit's decision may be there (a PrepareX is then finished,
+// and a client's retry of its EndTxn is answered as a retry) or not. A failed marker write leaves PrepareX (in
 // memory and on disk); an EndTxn retry of the same decision or the next
 // scan writes the markers again.
 //

@@ -63,9 +63,11 @@ var (
 // ErrClosed is logstore.ErrClosed: the coordinator was closed.
 var ErrClosed = logstore.ErrClosed
 
-// DamagedError is an entry of transactions.db that does not decode: the
-// file, the bucket and key, the byte offset in the value where decoding
-// stopped, and why. It matches ErrDamaged.
+// DamagedError is a part of transactions.db that does not decode: the
+// file, the transactional id (Key) when known, the byte offset in the
+// file where decoding stopped, and why. In a bbolt file of the previous
+// format (read to convert it) Bucket is the bucket and Offset is in the
+// key's value. It matches ErrDamaged.
 type DamagedError struct {
 	File   string
 	Bucket string
@@ -75,6 +77,12 @@ type DamagedError struct {
 }
 
 func (e *DamagedError) Error() string {
+	if e.Bucket == "" {
+		if e.Key != "" {
+			return fmt.Sprintf("%s: byte %d (transactional id %q): %s: %s", e.File, e.Offset, e.Key, ErrDamaged, e.Reason)
+		}
+		return fmt.Sprintf("%s: byte %d: %s: %s", e.File, e.Offset, ErrDamaged, e.Reason)
+	}
 	return fmt.Sprintf("%s: bucket %q, key %q: byte %d: %s: %s", e.File, e.Bucket, e.Key, e.Offset, ErrDamaged, e.Reason)
 }
 

@@ -3,6 +3,7 @@ package txncoord
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"time"
@@ -18,56 +19,52 @@ var ErrInUse = errors.New("transactions.db is in use by another process (a runni
 
 // Read returns the transactional ids of DIR/transactions.db, sorted by
 // id, as Describe would report them, without changing the file: it
-// opens it read-only (a shared lock, waiting at most timeout for a
-// process that has it open for writing: then ErrInUse), does not bump
-// the coordinator epoch and finishes nothing. A file that does not
-// exist is an error matching fs.ErrNotExist; a damaged one, ErrDamaged.
+// reads it under a shared lock, waiting at most timeout for a process
+// that has it open for writing (then ErrInUse), does not bump the
+// coordinator epoch, finishes nothing, and leaves a torn tail for the
+// next Open to drop (it reads what is before it). A bbolt file of the
+// previous format is read as it is (Open converts it). A file that does
+// not exist is an error matching fs.ErrNotExist; a damaged one,
+// ErrDamaged.
 func Read(dir string, timeout time.Duration) ([]Transaction, error) {
 	path := filepath.Join(dir, FileName)
-	db, err := openBolt(path, &bolt.Options{ReadOnly: true, Timeout: timeout})
-	if errors.Is(err, berrors.ErrTimeout) {
+	f, data, err := readLocked(path, false, timeout)
+	if errors.Is(err, errLockTimeout) {
 		return nil, fmt.Errorf("txncoord: read %s: %w", path, ErrInUse)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("txncoord: read %s: %w", path, err)
 	}
-	defer db.Close()
-	var out []Transaction
-	err = db.View(func(tx *bolt.Tx) error {
-		meta := tx.Bucket(bucketMeta)
-		if meta == nil {
-			return &DamagedError{File: path, Bucket: string(bucketMeta), Reason: "no meta bucket"}
+	f.Close()
+	var records map[string][]byte
+	if isLogFile(data) {
+		st, err := decodeLog(data, path)
+		if err != nil {
+			return nil, fmt.Errorf("txncoord: read %s: %w", path, err)
 		}
-		if v := meta.Get(keyVersion); len(v) != 1 || v[0] != formatVersion {
-			return &DamagedError{File: path, Bucket: string(bucketMeta), Key: string(keyVersion), Reason: fmt.Sprintf("format version %x, this build reads %d", v, formatVersion)}
+		records = st.records
+	} else {
+		db, err := openBolt(path, &bolt.Options{ReadOnly: true, Timeout: timeout})
+		if errors.Is(err, berrors.ErrTimeout) {
+			return nil, fmt.Errorf("txncoord: read %s: %w", path, ErrInUse)
 		}
-		b := tx.Bucket(bucketTransactions)
-		if b == nil {
-			return nil
+		if err != nil {
+			return nil, fmt.Errorf("txncoord: read %s: %w", path, err)
 		}
-		return b.ForEach(func(k, v []byte) error {
-			r, err := decodeRecord(v)
-			if err != nil {
-				var de *decodeError
-				errors.As(err, &de)
-				return &DamagedError{File: path, Bucket: string(bucketTransactions), Key: string(k), Offset: de.offset, Reason: de.reason}
-			}
-			t := txn{id: string(k), rec: r}
-			out = append(out, t.describe())
-			return nil
-		})
-	})
-	if err != nil {
-		return nil, fmt.Errorf("txncoord: read %s: %w", path, err)
+		_, records, err = readBolt(db, path)
+		db.Close()
+		if err != nil {
+			return nil, fmt.Errorf("txncoord: read %s: %w", path, err)
+		}
 	}
-	slices.SortFunc(out, func(a, b Transaction) int {
-		switch {
-		case a.TransactionalID < b.TransactionalID:
-			return -1
-		case a.TransactionalID > b.TransactionalID:
-			return 1
+	out := make([]Transaction, 0, len(records))
+	for _, id := range slices.Sorted(maps.Keys(records)) {
+		r, err := decodeRecord(records[id])
+		if err != nil { // checked by decodeLog and readBolt
+			return nil, fmt.Errorf("txncoord: read %s: transactional id %q: %w", path, id, err)
 		}
-		return 0
-	})
+		t := txn{id: id, rec: r}
+		out = append(out, t.describe())
+	}
 	return out, nil
 }

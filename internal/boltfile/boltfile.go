@@ -1,5 +1,6 @@
 // Package boltfile opens the bbolt files a store keeps at its root
-// (catalog.db, transactions.db, groups.db) one way: a file bbolt finds
+// (catalog.db, groups.db, and a transactions.db of the previous
+// format, which txncoord reads to convert it) one way: a file bbolt finds
 // damaged, or that makes it panic, is an error matching the caller's
 // sentinel and naming the file, never a crash; and a file it creates has
 // its directory entry synced before it is used, so a crash cannot lose

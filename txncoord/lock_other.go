@@ -1,0 +1,20 @@
+//go:build !unix || aix || (solaris && !illumos)
+
+package txncoord
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"time"
+)
+
+var errLockTimeout = errors.New("timed out waiting for the file lock")
+
+// lockFile fails: the coordinator's file is locked with flock(2), which
+// this system does not offer through package syscall (nor can the store
+// itself be opened here).
+func lockFile(f *os.File, _ bool, _ time.Duration) error {
+	return fmt.Errorf("lock %s: implemented only with flock(2), not on %s: %w", f.Name(), runtime.GOOS, errors.ErrUnsupported)
+}

@@ -1,0 +1,22 @@
+package txncoord
+
+import (
+	"io/fs"
+	"os"
+	"syscall"
+)
+
+// fdatasync flushes f's data and the metadata needed to read it back
+// (its size), not its timestamps: one sync per commit.
+func fdatasync(f *os.File) error {
+	for {
+		err := syscall.Fdatasync(int(f.Fd()))
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return &fs.PathError{Op: "fdatasync", Path: f.Name(), Err: err}
+		}
+		return nil
+	}
+}
