@@ -192,8 +192,8 @@ func kafkajsIdempotent(ctx context.Context, e *Env) Result {
 	return pass("%s", detail)
 }
 
-// kafkajsTransactions: producer.transaction(), one send per transaction,
-// commit and abort alternating, through the standard faults; then
+// kafkajsTransactions: producer.transaction(), two records a send (many
+// Produce requests, so the faults fire), commit and abort alternating, through the standard faults; then
 // VerifyTxn.
 func kafkajsTransactions(ctx context.Context, e *Env) Result {
 	if err := e.CreateTopic(ctx, "txn", txnPartitions); err != nil {
@@ -201,7 +201,7 @@ func kafkajsTransactions(ctx context.Context, e *Env) Result {
 	}
 	e.Faults()
 	res := newTxnResult("txn", txnPartitions, jsTxns, jsPerTxn, "js")
-	run, err := runKafkajs(ctx, e, "txn", map[string]any{"topic": res.Topic, "tid": "compat-kafkajs-txn", "txns": txnSpecs(res)})
+	run, err := runKafkajs(ctx, e, "txn", map[string]any{"topic": res.Topic, "tid": "compat-kafkajs-txn", "txns": txnSpecs(res), "chunk": 2})
 	if err != nil {
 		return fail("%v (%s)", err, e.faultText())
 	}

@@ -19,7 +19,7 @@
 //     partition, offset, value.
 //   txn: one transactional producer ("tid") runs the transactions of
 //     "txns" in order (each: "commit" true or false, and its "records"),
-//     one send per transaction; one line per record
+//     "chunk" records a send; one line per record
 //     (as produce) and one per transaction: txn, outcome (committed,
 //     aborted, uncertain), error.
 //   group: "members" consumers of group "group" join until every member
@@ -130,12 +130,16 @@ async function consume () {
 }
 
 async function txn () {
+  const chunk = a.chunk || 10
   const producer = kafka.producer(Object.assign({ transactionalId: a.tid, idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false }, a.producer || {}))
   await producer.connect()
   for (let t = 0; t < a.txns.length; t++) {
     const messages = a.txns[t].records.map(r => ({ value: r.value, partition: r.partition }))
     const tx = await producer.transaction()
-    const failed = await sendAcked(ms => tx.send({ topic: a.topic, acks: -1, messages: ms }), messages)
+    let failed = null
+    for (let i = 0; i < messages.length && !failed; i += chunk) {
+      failed = await sendAcked(ms => tx.send({ topic: a.topic, acks: -1, messages: ms }), messages.slice(i, i + chunk))
+    }
     let outcome, why = failed ? errText(failed) : ''
     if (a.txns[t].commit && !failed) {
       try {
