@@ -12,9 +12,11 @@
 // # Cells
 //
 // A cell is one client x version x feature. Every cell gets a fresh
-// `logstore serve` child process (its own store directory, --sync always,
-// 64 KiB segments so that segments roll within a cell, a 100 ms first
-// group rebalance delay) on 127.0.0.1, behind a kafkatest.Proxy whose
+// `logstore serve` child process (its own store directory, --sync
+// always, 64 KiB segments, or 1 KiB for the kgo and sarama cells, whose
+// batches are small, so that segments roll within a cell (Cell.
+// SegmentBytes; a batch larger than a segment is refused), a 100 ms
+// first group rebalance delay) on 127.0.0.1, behind a kafkatest.Proxy whose
 // address the server advertises: every connection of every client goes
 // through the proxy. Cells run one at a time (the machine has two cores),
 // each bounded by -cell-timeout (60 s), the whole run by -timeout (8 m).
@@ -49,14 +51,25 @@
 //     read_committed and must read exactly the committed records, once
 //     each, at their offsets, and no aborted one.
 //   - groups: two group consumers of the client (where it allows) join
-//     one group; records are produced once both hold partitions; every
-//     record is read by some member (a record read twice after a
-//     rebalance is counted, not failed: groups promise at least once);
-//     the members commit what they read, and the offsets fetched back
-//     from the server (OffsetFetch) are every partition's end.
+//     one group and commit what they read; once both hold partitions,
+//     half the records are produced and read; member 2 commits and
+//     leaves, member 1 takes its partitions over from the committed
+//     offsets and reads the other half. Every record is read by some
+//     member, none twice (everything read was committed before its
+//     partition changed hands), and the offsets fetched back from the
+//     server (OffsetFetch; for sarama also with its own admin client)
+//     are every partition's end. (Env.CheckGroup alone counts a record
+//     read twice rather than failing it: groups promise at least once.)
 //   - gzip, snappy, lz4, zstd: the client produces with the codec and
 //     reads the records back; every data batch in the store carries the
 //     codec. zstd needs Produce v7 (Kafka 2.1): n/a below.
+//
+// The details of each cell in the report give the measured facts (records,
+// answers dropped, retries recognised as duplicates, segment files,
+// batches per codec) and, for a cell that names its client id
+// (Cell.ClientID), the highest version of each request its client sent,
+// as the proxy saw it (Env.WireVersions): that is what shows that kgo at
+// MaxVersions 0.11 spoke Produce v3, and sarama at 2.1 Produce v7.
 //
 // # Faults
 //

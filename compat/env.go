@@ -12,11 +12,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -56,16 +58,26 @@ type Env struct {
 }
 
 // serverArgs are the flags of every cell's server besides --dir,
-// --listen and --advertise: fsync before each answer, small segments so
-// that rolls (and producer-state snapshots) happen within a cell, and
-// short group delays so that group cells do not wait for Kafka's
+// --listen, --advertise and --segment-bytes: fsync before each answer,
+// and short group delays so that group cells do not wait for Kafka's
 // defaults.
 var serverArgs = []string{
 	"--sync", "always",
-	"--segment-bytes", "65536",
 	"--group-initial-rebalance-delay", "100ms",
 	"--group-min-session-timeout", "500ms",
 }
+
+// defaultSegmentBytes is a server's --segment-bytes unless its cell says
+// otherwise (Cell.SegmentBytes). A batch larger than a segment is
+// refused (Kafka's RECORD_TOO_LARGE rule), so a cell whose client may
+// send batches of many KiB keeps this default.
+const defaultSegmentBytes = 64 << 10
+
+// smallSegmentBytes is the segment size of the kgo and sarama cells,
+// whose batches are a few hundred bytes: a cell's few hundred short
+// records then roll each partition's segment several times (each roll
+// saves a producer-state snapshot).
+const smallSegmentBytes = 1024
 
 // readyTimeout bounds the wait for the server's ready line.
 const readyTimeout = 30 * time.Second
@@ -75,7 +87,7 @@ const stopTimeout = 30 * time.Second
 
 // startEnv starts a proxy and a server for one cell, in a new directory
 // under parent.
-func startEnv(bin, parent, nodeModules string) (*Env, error) {
+func startEnv(bin, parent, nodeModules string, segmentBytes int) (*Env, error) {
 	root, err := os.MkdirTemp(parent, "cell-")
 	if err != nil {
 		return nil, err
@@ -98,7 +110,7 @@ func startEnv(bin, parent, nodeModules string) (*Env, error) {
 	}
 	e.Proxy, e.Bootstrap = p, []string{p.Addr()}
 	e.setRules(kafkatest.Rules{})
-	addr, err := e.start(bin)
+	addr, err := e.start(bin, segmentBytes)
 	if err != nil {
 		p.Close()
 		os.RemoveAll(root)
@@ -110,8 +122,9 @@ func startEnv(bin, parent, nodeModules string) (*Env, error) {
 
 // start runs the server and returns the address it listens on, from its
 // ready line ("logstore serve: listening on ADDR, store ...").
-func (e *Env) start(bin string) (string, error) {
-	args := append([]string{"serve", "--dir", e.Dir, "--listen", "127.0.0.1:0", "--advertise", e.Proxy.Addr()}, serverArgs...)
+func (e *Env) start(bin string, segmentBytes int) (string, error) {
+	args := append([]string{"serve", "--dir", e.Dir, "--listen", "127.0.0.1:0", "--advertise", e.Proxy.Addr(),
+		"--segment-bytes", strconv.Itoa(segmentBytes)}, serverArgs...)
 	cmd := exec.Command(bin, args...)
 	cmd.Stderr = e.stderr
 	stdout, err := cmd.StdoutPipe()
@@ -290,6 +303,36 @@ func (e *Env) faultText() string {
 		c.ProduceDropped, c.ClosedBeforeForward, c.ProduceRepeats)
 }
 
+// produceText says what the proxy saw of Produce: the partition answers
+// by error code (0 is success) and the retries the server recognised as
+// duplicates. A failure of a produce cell names it, so that a retry
+// after an error the server answered can be told from one after a
+// client's timeout.
+func (e *Env) produceText() string {
+	c := e.Proxy.Counts()
+	codes := make([]int, 0, len(c.ProduceErrors))
+	for code := range c.ProduceErrors {
+		codes = append(codes, int(code))
+	}
+	sort.Ints(codes)
+	var parts []string
+	for _, code := range codes {
+		name := "ok"
+		if code != 0 {
+			name = kerr.ErrorForCode(int16(code)).Error()
+		}
+		parts = append(parts, fmt.Sprintf("%d %s", c.ProduceErrors[int16(code)], name))
+	}
+	return fmt.Sprintf("the proxy saw Produce partition answers: %s; %d repeats of a base offset; %d answers dropped", strings.Join(parts, ", "), c.ProduceRepeats, c.ProduceDropped)
+}
+
+// segments says how many segment files the store has for topic (after
+// Stop): "N segment files".
+func (e *Env) segments(topic string) string {
+	logs, _ := filepath.Glob(filepath.Join(e.Dir, topic+"-*", "*.log"))
+	return fmt.Sprintf("%d segment files", len(logs))
+}
+
 // checkFaultsFired fails a cell whose faults never fired: it would
 // measure nothing about retries.
 func (e *Env) checkFaultsFired() error {
@@ -334,8 +377,8 @@ func (e *Env) VerifyProduce(ctx context.Context, res *kafkatest.Result) (string,
 	if err := e.checkFaultsFired(); err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("%d records acknowledged; %s; each record once, at its acknowledged offset, by consuming and by store scan (sequences contiguous)",
-		res.Acked, e.faultText()), nil
+	return fmt.Sprintf("%d records acknowledged; %s; each record once, at its acknowledged offset, by consuming and by store scan (sequences contiguous, %s)",
+		res.Acked, e.faultText(), e.segments(res.Topic)), nil
 }
 
 // txnPlan is the commit plan of every transactional cell: even
@@ -492,8 +535,8 @@ func (e *Env) VerifyTxn(ctx context.Context, res *kafkatest.TxnResult) (string, 
 	for _, t := range res.Txns {
 		records += len(t.Records)
 	}
-	return fmt.Sprintf("%d transactions (%d committed, %d aborted), %d records; %s; read_committed reads each committed record once and no aborted one, the store scan agrees (markers, .txnindex)",
-		len(res.Txns), res.Committed, res.Aborted, records, e.faultText()), nil
+	return fmt.Sprintf("%d transactions (%d committed, %d aborted), %d records; %s; read_committed reads each committed record once and no aborted one, the store scan agrees (markers, .txnindex, %s)",
+		len(res.Txns), res.Committed, res.Aborted, records, e.faultText(), e.segments(res.Topic)), nil
 }
 
 // StoreCodecs stops the server and returns the set of compression codecs

@@ -131,6 +131,6 @@ func (e *Env) CheckGroup(ctx context.Context, group string, res *kafkatest.Resul
 	if len(problems) > 0 {
 		return "", fmt.Errorf("group %s: %s", group, strings.Join(problems, "; "))
 	}
-	return fmt.Sprintf("%d records over %d partitions, %d members read %s, %d read twice (after a rebalance); the committed offsets fetched back are every partition's end",
+	return fmt.Sprintf("%d records over %d partitions, %d members read %s, %d records read twice; the committed offsets fetched back are every partition's end",
 		len(res.Records), res.Partitions, len(members), strings.Join(per, " + "), twice), nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -72,6 +73,9 @@ type Cell struct {
 	// (and the checkers' clients do not): the report lists the request
 	// versions the proxy saw it use (Env.WireVersions).
 	ClientID string
+	// SegmentBytes is the server's --segment-bytes for this cell; 0 is
+	// 64 KiB. A batch larger than a segment is refused.
+	SegmentBytes int
 }
 
 // Name is the cell's "client/version/feature", which -only matches.
@@ -262,7 +266,7 @@ func runCell(ctx context.Context, cfg config, tmp string, c Cell) (res Result, w
 	}
 	cctx, cancel := context.WithTimeout(ctx, cfg.cellTimeout)
 	defer cancel()
-	env, err := startEnv(cfg.logstore, tmp, cfg.nodeModules)
+	env, err := startEnv(cfg.logstore, tmp, cfg.nodeModules, cmp.Or(c.SegmentBytes, defaultSegmentBytes))
 	if err != nil {
 		return fail("server: %v", err), ""
 	}

@@ -55,7 +55,7 @@ func saramaCells() []Cell {
 	var cells []Cell
 	for _, v := range saramaVersions() {
 		add := func(feature string, run func(context.Context, *Env) Result) {
-			cells = append(cells, Cell{Client: saramaClient, Version: v.name, Feature: feature, Run: run, ClientID: saramaClientID})
+			cells = append(cells, Cell{Client: saramaClient, Version: v.name, Feature: feature, Run: run, ClientID: saramaClientID, SegmentBytes: smallSegmentBytes})
 		}
 		add(FeatureProduce, func(ctx context.Context, e *Env) Result { return saramaProduce(ctx, e, v) })
 		add(FeatureIdempotent, func(ctx context.Context, e *Env) Result { return saramaIdempotent(ctx, e, v) })
@@ -79,14 +79,16 @@ func saramaCells() []Cell {
 
 // config is the sarama configuration of every cell at the version:
 // acks=all, the partition set on each message, short backoffs, many
-// retries, timeouts of a few seconds.
+// retries. The read timeout is long (20 s): the proxy's faults close
+// connections, which sarama sees at once, and a plain producer that
+// timed out on a slow fsync would write its batch twice.
 func (v saramaVersion) config() *sarama.Config {
 	c := sarama.NewConfig()
 	c.Version = v.v
 	c.ClientID = saramaClientID
 	c.Net.DialTimeout = 2 * time.Second
-	c.Net.ReadTimeout = 5 * time.Second
-	c.Net.WriteTimeout = 5 * time.Second
+	c.Net.ReadTimeout = 20 * time.Second
+	c.Net.WriteTimeout = 20 * time.Second
 	c.Metadata.Retry.Max = 50
 	c.Metadata.Retry.Backoff = 20 * time.Millisecond
 	c.Producer.RequiredAcks = sarama.WaitForAll
@@ -95,7 +97,7 @@ func (v saramaVersion) config() *sarama.Config {
 	c.Producer.Partitioner = sarama.NewManualPartitioner
 	c.Producer.Retry.Max = 200
 	c.Producer.Retry.Backoff = 20 * time.Millisecond
-	c.Producer.Timeout = 2 * time.Second
+	c.Producer.Timeout = 10 * time.Second
 	c.Consumer.Return.Errors = true
 	c.Consumer.MaxWaitTime = 100 * time.Millisecond
 	c.Consumer.Offsets.Initial = sarama.OffsetOldest
@@ -261,7 +263,7 @@ func saramaProduce(ctx context.Context, e *Env, v saramaVersion) Result {
 		return fail("%v", err)
 	}
 	if err := verifyPlain(res, found); err != nil {
-		return fail("consumed: %v", err)
+		return fail("consumed (%s): %v", e.produceText(), err)
 	}
 	if err := e.Stop(); err != nil {
 		return fail("%v", err)
@@ -271,7 +273,7 @@ func saramaProduce(ctx context.Context, e *Env, v saramaVersion) Result {
 		return fail("%v", err)
 	}
 	if err := verifyPlain(res, scanned); err != nil {
-		return fail("store scan: %v", err)
+		return fail("store scan (%s): %v", e.produceText(), err)
 	}
 	return pass("%d records acknowledged, read back by sarama's consumer once each at their offsets; the store scan agrees", res.Acked)
 }
@@ -356,15 +358,12 @@ func saramaTxn(p sarama.SyncProducer, topic string, tx *kafkatest.Txn) {
 		msgs[j] = &sarama.ProducerMessage{Topic: topic, Partition: a.Partition, Value: sarama.StringEncoder(a.Value)}
 	}
 	serr := p.SendMessages(msgs)
-	for j, m := range msgs {
-		if serr == nil || m.Offset > 0 {
-			tx.Records[j].Offset = m.Offset
-		}
-	}
 	if serr != nil {
+		// Which records sarama wrote is not known: their offsets stay -1.
 		tx.Err = fmt.Errorf("send: %w", serr)
-		for j := range tx.Records {
-			tx.Records[j].Offset = -1 // which records sarama wrote is not known
+	} else {
+		for j, m := range msgs {
+			tx.Records[j].Offset = m.Offset
 		}
 	}
 	if tx.Planned && serr == nil {
@@ -407,15 +406,157 @@ func saramaReadCommitted(ctx context.Context, e *Env, v saramaVersion) Result {
 	return pass("%s", detail)
 }
 
+// saramaGroups: two sarama ConsumerGroups join one group; once both
+// hold partitions, half the records are produced (by kgo) and read;
+// member 2 leaves (its session's Cleanup commits what it marked) and
+// member 1 takes its partitions over and reads the other half. sarama's
+// admin at the version fetches the committed offsets back; then
+// checkHandover (CheckGroup, which fetches them with kgo too, and no
+// record read twice).
+func saramaGroups(ctx context.Context, e *Env, v saramaVersion) Result {
+	const (
+		topic      = "grp"
+		group      = "compat-sarama"
+		partitions = 4
+	)
+	if err := e.CreateTopic(ctx, topic, partitions); err != nil {
+		return fail("%v", err)
+	}
+	cfg := v.config()
+	cfg.Consumer.Group.Session.Timeout = 3 * time.Second
+	cfg.Consumer.Group.Heartbeat.Interval = 200 * time.Millisecond
+	cfg.Consumer.Offsets.AutoCommit.Interval = 100 * time.Millisecond
+	var (
+		mu      sync.Mutex
+		values  = map[string]bool{}
+		members = make([]*saramaMember, 2)
+		errs    []error
+	)
+	for i := range members {
+		m, err := startSaramaMember(ctx, e, cfg, i+1, group, topic, &mu, values, &errs)
+		if err != nil {
+			for _, o := range members[:i] {
+				o.leave()
+			}
+			return fail("%v", err)
+		}
+		members[i] = m
+		defer m.leave()
+	}
+	assigned := func(m *saramaMember) int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(m.assigned)
+	}
+	if err := waitUntil(ctx, func() bool {
+		a, b := assigned(members[0]), assigned(members[1])
+		return a > 0 && b > 0 && a+b == partitions
+	}); err != nil {
+		return fail("the two members never shared the %d partitions: %v", partitions, err)
+	}
+	res, err := groupHandover(ctx, e, topic, partitions, saramaRecords, &mu, values, &errs, func() error {
+		if err := members[1].leave(); err != nil {
+			return err
+		}
+		return waitUntil(ctx, func() bool { return assigned(members[0]) == partitions })
+	})
+	if err != nil {
+		return fail("%v", err)
+	}
+	if err := members[0].leave(); err != nil {
+		return fail("%v", err)
+	}
+	// sarama's own OffsetFetch, at the version.
+	admin, err := sarama.NewClusterAdmin(e.Bootstrap, v.config())
+	if err != nil {
+		return fail("sarama admin: %v", err)
+	}
+	defer admin.Close()
+	ps := make([]int32, partitions)
+	for p := range ps {
+		ps[p] = int32(p)
+	}
+	resp, err := admin.ListConsumerGroupOffsets(group, map[string][]int32{topic: ps})
+	if err != nil {
+		return fail("sarama ListConsumerGroupOffsets: %v", err)
+	}
+	ends, err := highWatermarks(ctx, e, topic, partitions)
+	if err != nil {
+		return fail("%v", err)
+	}
+	for _, p := range ps {
+		b := resp.GetBlock(topic, p)
+		if b == nil || b.Err != sarama.ErrNoError || b.Offset != ends[p] {
+			return fail("sarama's OffsetFetch of partition %d: %+v, the partition ends at %d", p, b, ends[p])
+		}
+	}
+	commits := members[0].commits + members[1].commits
+	return checkHandover(ctx, e, group, res, [][]kafkatest.Found{members[0].read, members[1].read},
+		fmt.Sprintf("; sarama's admin fetched the same offsets; %d commits", commits))
+}
+
 // saramaMember is one member of the sarama group cell: a
 // ConsumerGroupHandler that keeps what it read and which partitions it
-// holds, marks every message and commits when its claim is drained.
+// holds, marks every message, and commits when its claim is drained and
+// when its session ends.
 type saramaMember struct {
+	n        int
+	g        sarama.ConsumerGroup
 	mu       *sync.Mutex
 	assigned map[int32]bool
 	read     []kafkatest.Found
 	values   map[string]bool // shared by the members
 	commits  int
+	stop     context.CancelFunc
+	wg       sync.WaitGroup
+	left     bool
+}
+
+// startSaramaMember starts member n: a ConsumerGroup, a loop calling
+// Consume until the member leaves, and one draining its errors.
+func startSaramaMember(ctx context.Context, e *Env, cfg *sarama.Config, n int, group, topic string, mu *sync.Mutex, values map[string]bool, errs *[]error) (*saramaMember, error) {
+	g, err := sarama.NewConsumerGroup(e.Bootstrap, group, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("member %d: %w", n, err)
+	}
+	m := &saramaMember{n: n, g: g, mu: mu, assigned: map[int32]bool{}, values: values}
+	gctx, stop := context.WithCancel(ctx)
+	m.stop = stop
+	m.wg.Go(func() {
+		for err := range g.Errors() {
+			mu.Lock()
+			*errs = append(*errs, fmt.Errorf("member %d: %w", n, err))
+			mu.Unlock()
+		}
+	})
+	m.wg.Go(func() {
+		for gctx.Err() == nil {
+			if err := g.Consume(gctx, []string{topic}, m); err != nil && gctx.Err() == nil {
+				mu.Lock()
+				*errs = append(*errs, fmt.Errorf("member %d: consume: %w", n, err))
+				mu.Unlock()
+				return
+			}
+		}
+	})
+	return m, nil
+}
+
+// leave ends the member's session (its Cleanup commits), closes its
+// ConsumerGroup (which leaves the group) and waits for its loops;
+// idempotent.
+func (m *saramaMember) leave() error {
+	if m.left {
+		return nil
+	}
+	m.left = true
+	m.stop()
+	err := m.g.Close()
+	m.wg.Wait()
+	if err != nil {
+		return fmt.Errorf("member %d: close: %w", m.n, err)
+	}
+	return nil
 }
 
 func (m *saramaMember) Setup(s sarama.ConsumerGroupSession) error {
@@ -455,148 +596,19 @@ func (m *saramaMember) ConsumeClaim(s sarama.ConsumerGroupSession, claim sarama.
 	return nil
 }
 
-// saramaGroups: two sarama ConsumerGroups join one group; records are
-// produced (by kgo) once both hold partitions; each marks what it read
-// and commits; sarama's admin at the version fetches the committed
-// offsets back; then CheckGroup (which fetches them with kgo too).
-func saramaGroups(ctx context.Context, e *Env, v saramaVersion) Result {
-	const (
-		topic      = "grp"
-		group      = "compat-sarama"
-		partitions = 4
-	)
-	if err := e.CreateTopic(ctx, topic, partitions); err != nil {
-		return fail("%v", err)
-	}
-	cfg := v.config()
-	cfg.Consumer.Group.Session.Timeout = 3 * time.Second
-	cfg.Consumer.Group.Heartbeat.Interval = 200 * time.Millisecond
-	cfg.Consumer.Offsets.AutoCommit.Interval = 100 * time.Millisecond
-	var (
-		mu      sync.Mutex
-		values  = map[string]bool{}
-		members = make([]*saramaMember, 2)
-		errs    []error
-		wg      sync.WaitGroup
-	)
-	gctx, stop := context.WithCancel(ctx)
-	defer stop()
-	groups := make([]sarama.ConsumerGroup, 2)
-	for i := range members {
-		members[i] = &saramaMember{mu: &mu, assigned: map[int32]bool{}, values: values}
-		g, err := sarama.NewConsumerGroup(e.Bootstrap, group, cfg)
-		if err != nil {
-			stop()
-			wg.Wait()
-			return fail("member %d: %v", i+1, err)
-		}
-		groups[i] = g
-		wg.Go(func() {
-			for err := range g.Errors() {
-				mu.Lock()
-				errs = append(errs, fmt.Errorf("member %d: %w", i+1, err))
-				mu.Unlock()
-			}
-		})
-		wg.Go(func() {
-			for gctx.Err() == nil {
-				if err := g.Consume(gctx, []string{topic}, members[i]); err != nil && gctx.Err() == nil {
-					mu.Lock()
-					errs = append(errs, fmt.Errorf("member %d: consume: %w", i+1, err))
-					mu.Unlock()
-					return
-				}
-			}
-		})
-	}
-	closeAll := func() error {
-		stop()
-		var err error
-		for i, g := range groups {
-			if g != nil {
-				if cerr := g.Close(); cerr != nil {
-					err = errors.Join(err, fmt.Errorf("member %d: close: %w", i+1, cerr))
-				}
-			}
-		}
-		wg.Wait()
-		return err
-	}
-	balanced := func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		a, b := len(members[0].assigned), len(members[1].assigned)
-		return a > 0 && b > 0 && a+b == partitions || len(errs) > 0
-	}
-	if err := waitUntil(ctx, balanced); err != nil || len(errs) > 0 {
-		closeAll()
-		return fail("the two members never shared the %d partitions: %v %v", partitions, err, errors.Join(errs...))
-	}
-	w := &kafkatest.Workload{Brokers: e.Bootstrap, Topic: topic, Partitions: partitions, Records: saramaRecords, MaxBuffered: 16}
-	res, err := w.Run(ctx)
-	if err != nil {
-		closeAll()
-		return fail("%v", err)
-	}
-	err = waitUntil(ctx, func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(values) >= res.Acked || len(errs) > 0
-	})
-	cerr := closeAll()
-	if len(errs) > 0 {
-		return fail("%v", errors.Join(errs...))
-	}
-	if err != nil {
-		return fail("%d of %d records read: %v", len(values), res.Acked, err)
-	}
-	if cerr != nil {
-		return fail("%v", cerr)
-	}
-	// sarama's own OffsetFetch, at the version.
-	admin, err := sarama.NewClusterAdmin(e.Bootstrap, v.config())
-	if err != nil {
-		return fail("sarama admin: %v", err)
-	}
-	defer admin.Close()
-	ps := make([]int32, partitions)
-	for p := range ps {
-		ps[p] = int32(p)
-	}
-	resp, err := admin.ListConsumerGroupOffsets(group, map[string][]int32{topic: ps})
-	if err != nil {
-		return fail("sarama ListConsumerGroupOffsets: %v", err)
-	}
-	ends, err := highWatermarks(ctx, e, topic, partitions)
-	if err != nil {
-		return fail("%v", err)
-	}
-	for _, p := range ps {
-		b := resp.GetBlock(topic, p)
-		if b == nil || b.Err != sarama.ErrNoError || b.Offset != ends[p] {
-			return fail("sarama's OffsetFetch of partition %d: %+v, the partition ends at %d", p, b, ends[p])
-		}
-	}
-	detail, err := e.CheckGroup(ctx, group, res, [][]kafkatest.Found{members[0].read, members[1].read})
-	if err != nil {
-		return fail("%v", err)
-	}
-	return pass("%s (sarama's admin fetched the same); %d commits", detail, members[0].commits+members[1].commits)
-}
-
 // saramaCodec: sarama's plain producer with the codec (no faults),
 // sarama's consumer reads the records back, and the store's batches
 // carry the codec. sarama refuses zstd below Version 2.1.
 func saramaCodec(ctx context.Context, e *Env, v saramaVersion, feature string, codec sarama.CompressionCodec) Result {
-	if codec == sarama.CompressionZSTD && !v.v.IsAtLeast(sarama.V2_1_0_0) {
-		return notSupported("zstd needs Produce v7 (Kafka 2.1); sarama refuses it below Version V2_1_0_0")
+	cfg := v.config()
+	cfg.Producer.Compression = codec
+	if err := cfg.Validate(); err != nil && codec == sarama.CompressionZSTD && !v.v.IsAtLeast(sarama.V2_1_0_0) {
+		return notSupported("zstd needs Produce v7 (Kafka 2.1); sarama refuses the configuration: %v", err)
 	}
 	topic := "codec-" + feature
 	if err := e.CreateTopic(ctx, topic, 3); err != nil {
 		return fail("%v", err)
 	}
-	cfg := v.config()
-	cfg.Producer.Compression = codec
 	res, err := saramaSend(ctx, cfg, e, topic, 3, saramaRecords, 50, topic)
 	if err != nil {
 		return fail("%v", err)
@@ -613,7 +625,7 @@ func saramaCodec(ctx context.Context, e *Env, v saramaVersion, feature string, c
 		return fail("%v", err)
 	}
 	if err := verifyPlain(res, found); err != nil {
-		return fail("consumed: %v", err)
+		return fail("consumed (%s): %v", e.produceText(), err)
 	}
 	return checkCodecs(e, topic, feature, fmt.Sprintf("%d records produced and read back by sarama once each", res.Acked))
 }

@@ -107,7 +107,8 @@
 // with a sequence other than 0, 59 UNKNOWN_PRODUCER_ID; a sequence gap or
 // a new epoch not at sequence 0, 45 OUT_OF_ORDER_SEQUENCE_NUMBER; an
 // older epoch, 47 INVALID_PRODUCER_EPOCH; bytes that do not decode (CRC,
-// size, magic, codec), 2 CORRUPT_MESSAGE; a bad timestamp, 32; any other
+// size, magic, codec), 2 CORRUPT_MESSAGE; a zstd batch in a request
+// below v7 (KIP-110), 76 UNSUPPORTED_COMPRESSION_TYPE; a bad timestamp, 32; any other
 // invalid batch (more than one batch, control batch, bad record), 87
 // INVALID_RECORD with the reason in ErrorMessage (v8+) and, when the
 // check names a record (one that does not decode, whose offset delta is

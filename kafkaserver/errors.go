@@ -33,6 +33,7 @@ const (
 	errKafkaStorageError       int16 = 56
 	errUnknownProducerID       int16 = 59
 	errFetchSessionIDNotFound  int16 = 70
+	errUnsupportedCompression  int16 = 76 // UNSUPPORTED_COMPRESSION_TYPE
 	errInvalidRecord           int16 = 87
 	errProducerFenced          int16 = 90
 	errUnknownTopicID          int16 = 100

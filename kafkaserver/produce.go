@@ -3,6 +3,7 @@ package kafkaserver
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -46,7 +47,7 @@ func handleProduce(s *Server, c *conn, req kmsg.Request, p *pending) error {
 				if part, code := s.partition(rt.Topic, rp.Partition, false); code == errNone {
 					sp.LogStartOffset = part.StartOffset()
 				}
-			} else if w, ok := s.produceOne(r.TransactionID, rt.Topic, &sp, rp.Records); ok {
+			} else if w, ok := s.produceOne(r.Version, r.TransactionID, rt.Topic, &sp, rp.Records); ok {
 				w.ti, w.pi = ti, pi
 				waits = append(waits, w)
 			}
@@ -99,9 +100,9 @@ func handleProduce(s *Server, c *conn, req kmsg.Request, p *pending) error {
 }
 
 // produceOne appends one partition's records, filling sp; it returns the
-// append to wait for when the batch was accepted. txnID is the request's
-// transactional id (v3+), nil when it has none.
-func (s *Server) produceOne(txnID *string, topicName string, sp *kmsg.ProduceResponseTopicPartition, records []byte) (ackWait, bool) {
+// append to wait for when the batch was accepted. version is the
+// request's; txnID its transactional id (v3+), nil when it has none.
+func (s *Server) produceOne(version int16, txnID *string, topicName string, sp *kmsg.ProduceResponseTopicPartition, records []byte) (ackWait, bool) {
 	part, code := s.partition(topicName, sp.Partition, true)
 	if code != errNone {
 		sp.ErrorCode = code
@@ -114,6 +115,15 @@ func (s *Server) produceOne(txnID *string, topicName string, sp *kmsg.ProduceRes
 		msg := "the produce request has no record batch for this partition"
 		sp.ErrorMessage = &msg
 		s.produced(part.ID(), metrics.OutcomeInvalid, 0)
+		return ackWait{}, false
+	}
+	if version < 7 && isZstd(records) {
+		// KIP-110: a request below v7 may not carry zstd (Kafka's
+		// ProduceRequest.validateRecords refuses it before the log).
+		sp.ErrorCode = errUnsupportedCompression
+		msg := fmt.Sprintf("a zstd batch needs Produce v7 or later (Kafka 2.1); this request is v%d", version)
+		sp.ErrorMessage = &msg
+		s.produced(part.ID(), metrics.OutcomeInvalid, len(records))
 		return ackWait{}, false
 	}
 	if isTxnData(records) {
@@ -156,6 +166,13 @@ func (s *Server) produceOne(txnID *string, topicName string, sp *kmsg.ProduceRes
 	sp.BaseOffset = res.BaseOffset
 	sp.LogStartOffset = part.StartOffset()
 	return ackWait{part: part, res: res}, true
+}
+
+// isZstd reports whether records start with a v2 batch compressed with
+// zstd.
+func isZstd(records []byte) bool {
+	return len(records) >= recordbatch.HeaderSize && records[16] == 2 &&
+		recordbatch.Batch(records).Attributes().Codec() == recordbatch.CodecZstd
 }
 
 // isTxnData reports whether records start with a transactional v2 data

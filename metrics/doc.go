@@ -40,7 +40,7 @@
 //	logstore_produce_batches_total{outcome}      counter    produced batches (one per partition of a produce request)
 //	                                                        by outcome: ok, duplicate (a retry answered with the
 //	                                                        first copy's offsets), unknown_producer (59), out_of_order
-//	                                                        (45), fenced (47), invalid (2, 87, 32, no batch),
+//	                                                        (45), fenced (47), invalid (2, 87, 32, 76, no batch),
 //	                                                        too_large (10), open_transaction (48), failed (not a
 //	                                                        refusal: the partition is poisoned or closed),
 //	                                                        unknown_topic (3). Every outcome is exported from the

@@ -18,7 +18,7 @@ const (
 	OutcomeUnknownProducer                // "unknown_producer": UNKNOWN_PRODUCER_ID (59)
 	OutcomeOutOfOrder                     // "out_of_order": OUT_OF_ORDER_SEQUENCE_NUMBER (45)
 	OutcomeFenced                         // "fenced": INVALID_PRODUCER_EPOCH (47)
-	OutcomeInvalid                        // "invalid": CORRUPT_MESSAGE (2), INVALID_RECORD (87), INVALID_TIMESTAMP (32), no batch
+	OutcomeInvalid                        // "invalid": CORRUPT_MESSAGE (2), INVALID_RECORD (87), INVALID_TIMESTAMP (32), UNSUPPORTED_COMPRESSION_TYPE (76), no batch
 	OutcomeTooLarge                       // "too_large": MESSAGE_TOO_LARGE (10)
 	OutcomeOpenTransaction                // "open_transaction": a plain batch inside the producer's open transaction, INVALID_TXN_STATE (48)
 	OutcomeFailed                         // "failed": no refusal but a failure: the partition poisoned (KAFKA_STORAGE_ERROR, 56) or closed
