@@ -18,8 +18,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -268,8 +268,10 @@ func confluentReadCommitted(ctx context.Context, e *Env) Result {
 
 // confluentGroups: two consumers of one group (subscribe, manual
 // synchronous commits of every record) share the topic's partitions; the
-// driver's producer then produces, and the members read everything;
-// then CheckGroup.
+// driver's producer produces half the records and the members read them;
+// member 2 closes (leaving the group), member 1 takes its partitions
+// over and reads the other half; then checkHandover (no record read
+// twice).
 func confluentGroups(ctx context.Context, e *Env) Result {
 	const group = "compat-confluent"
 	if err := e.CreateTopic(ctx, "grp", rdkGroupParts); err != nil {
@@ -277,18 +279,14 @@ func confluentGroups(ctx context.Context, e *Env) Result {
 	}
 	res := newResult("grp", rdkGroupParts, rdkRecords, "py")
 	run, err := runConfluent(ctx, e, "group", map[string]any{"topic": res.Topic, "partitions": res.Partitions, "group": group,
-		"members": 2, "records": specs(res.Records)})
+		"records": specs(res.Records)})
 	if err != nil {
 		return fail("%v", err)
 	}
 	if err := applyAcks(res, run.Lines); err != nil {
 		return fail("%v", err)
 	}
-	detail, err := e.CheckGroup(ctx, group, res, membersOf(run.Lines, 2))
-	if err != nil {
-		return fail("%v", err)
-	}
-	return pass("%s", detail)
+	return checkHandover(ctx, e, group, res, membersOf(run.Lines, 2), " (manual synchronous commits of each record)")
 }
 
 // confluentCodec: a plain producer with compression.type, batches of up
@@ -528,151 +526,143 @@ func kcatReadCommitted(ctx context.Context, e *Env, kcat string) Result {
 	return pass("%s", detail)
 }
 
-// kcatMember is a kcat -G process and what it has read so far.
+// kcatMember is a kcat -G process.
 type kcatMember struct {
+	n    int
 	cmd  *exec.Cmd
-	mu   sync.Mutex
-	read []kafkatest.Found
-	err  error
-	done chan struct{}
+	read []kafkatest.Found // under the group's mutex
+	done chan struct{}     // closed when the process has exited
 	errb strings.Builder
+	// leaving is set before leave interrupts the process: its exit is
+	// then leave's to report (exitErr), not a failure of the member.
+	leaving atomic.Bool
+	exitErr error
+}
+
+// startKcatMember starts member n of group, which adds what it reads to
+// read and values (under mu), and its failures to errs.
+func startKcatMember(ctx context.Context, e *Env, kcat string, n int, group, topic string, mu *sync.Mutex, values map[string]bool, errs *[]error) (*kcatMember, error) {
+	args := append([]string{"-b", e.Bootstrap[0], "-G", group, "-q", "-u", "-J", "-m", "30"},
+		kcatArgs("auto.offset.reset=earliest", "enable.auto.commit=true", "auto.commit.interval.ms=100",
+			"session.timeout.ms=6000", "heartbeat.interval.ms=200")...)
+	m := &kcatMember{n: n, done: make(chan struct{})}
+	m.cmd = exec.CommandContext(ctx, kcat, append(args, topic)...)
+	m.cmd.Dir = e.Tmp
+	m.cmd.WaitDelay = driverWaitDelay
+	m.cmd.Stderr = &m.errb
+	stdout, err := m.cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := m.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("kcat -G: %w", err)
+	}
+	go func() {
+		defer close(m.done)
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			_, perr := parseKcatJSON(sc.Bytes(), func(f kafkatest.Found) {
+				mu.Lock()
+				m.read = append(m.read, f)
+				values[f.Value] = true
+				mu.Unlock()
+			})
+			if perr != nil {
+				mu.Lock()
+				*errs = append(*errs, fmt.Errorf("member %d: %w", n, perr))
+				mu.Unlock()
+			}
+		}
+		io.Copy(io.Discard, stdout)
+		err := m.cmd.Wait()
+		if m.leaving.Load() {
+			m.exitErr = err
+			return
+		}
+		mu.Lock()
+		*errs = append(*errs, fmt.Errorf("member %d: kcat -G exited: %v; stderr: %s", n, err, tail(m.errb.String(), 400)))
+		mu.Unlock()
+	}()
+	return m, nil
+}
+
+// leave interrupts the member (SIGINT: kcat closes its consumer, which
+// commits the offsets of what it read and leaves the group) and waits
+// until it has exited.
+func (m *kcatMember) leave(ctx context.Context) error {
+	m.leaving.Store(true)
+	m.cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case <-m.done:
+	case <-ctx.Done():
+		m.cmd.Process.Kill()
+		return fmt.Errorf("member %d: kcat -G still running after SIGINT: %w", m.n, ctx.Err())
+	}
+	if m.exitErr != nil {
+		return fmt.Errorf("member %d: kcat -G exited after SIGINT: %w; stderr: %s", m.n, m.exitErr, tail(m.errb.String(), 400))
+	}
+	return nil
 }
 
 // kcatGroups: two kcat -G members of one group (auto commit every
 // 100 ms) join; once they share the topic's partitions (DescribeGroups),
-// kgo produces the records; once the members have read them all, each
-// is interrupted (SIGINT: kcat closes its consumer, which commits and
-// leaves the group); then CheckGroup.
+// kgo produces half the records and the members read them; member 2 is
+// interrupted (SIGINT: kcat closes its consumer, committing and leaving
+// the group) and member 1 takes its partitions over and reads the other
+// half; then checkHandover (no record read twice).
 func kcatGroups(ctx context.Context, e *Env, kcat string) Result {
 	const group, topic = "compat-kcat", "grp"
 	if err := e.CreateTopic(ctx, topic, rdkGroupParts); err != nil {
 		return fail("%v", err)
 	}
+	var (
+		mu     sync.Mutex
+		values = map[string]bool{}
+		errs   []error
+	)
 	members := make([]*kcatMember, 2)
 	for i := range members {
-		args := append([]string{"-b", e.Bootstrap[0], "-G", group, "-q", "-u", "-J", "-m", "30"},
-			kcatArgs("auto.offset.reset=earliest", "enable.auto.commit=true", "auto.commit.interval.ms=100",
-				"session.timeout.ms=6000", "heartbeat.interval.ms=200")...)
-		m := &kcatMember{done: make(chan struct{})}
-		m.cmd = exec.CommandContext(ctx, kcat, append(args, topic)...)
-		m.cmd.Dir = e.Tmp
-		m.cmd.WaitDelay = driverWaitDelay
-		m.cmd.Stderr = &m.errb
-		stdout, err := m.cmd.StdoutPipe()
+		m, err := startKcatMember(ctx, e, kcat, i+1, group, topic, &mu, values, &errs)
 		if err != nil {
 			return fail("%v", err)
 		}
-		if err := m.cmd.Start(); err != nil {
-			return fail("kcat -G: %v", err)
-		}
-		defer m.cmd.Process.Kill()
-		go func() {
-			defer close(m.done)
-			sc := bufio.NewScanner(stdout)
-			for sc.Scan() {
-				_, perr := parseKcatJSON(sc.Bytes(), func(f kafkatest.Found) {
-					m.mu.Lock()
-					m.read = append(m.read, f)
-					m.mu.Unlock()
-				})
-				if perr != nil {
-					m.mu.Lock()
-					m.err = perr
-					m.mu.Unlock()
-				}
-			}
-			io.Copy(io.Discard, stdout)
-			if err := m.cmd.Wait(); err != nil {
-				m.mu.Lock()
-				m.err = fmt.Errorf("exited: %w", err)
-				m.mu.Unlock()
-			}
-		}()
 		members[i] = m
+		defer m.cmd.Process.Kill()
 	}
-	memberErr := func() error {
-		for i, m := range members {
-			m.mu.Lock()
-			err := m.err
-			m.mu.Unlock()
-			select {
-			case <-m.done:
-				if err == nil {
-					err = errors.New("exited")
-				}
-			default:
+	shared := func(n int) error {
+		var shareErr error
+		err := waitUntil(ctx, func() bool {
+			mu.Lock()
+			shareErr = errors.Join(errs...)
+			mu.Unlock()
+			if shareErr != nil {
+				return true
 			}
-			if err != nil {
-				return fmt.Errorf("member %d: %w; stderr: %s", i+1, err, tail(m.errb.String(), 400))
-			}
-		}
-		return nil
-	}
-	var shareErr error
-	err := waitUntil(ctx, func() bool {
-		if shareErr = memberErr(); shareErr != nil {
-			return true
-		}
-		ok, err := groupShared(ctx, e, group, topic, rdkGroupParts, len(members))
-		if err != nil {
+			ok, err := groupShared(ctx, e, group, topic, rdkGroupParts, n)
 			shareErr = err
-			return true
-		}
-		return ok
-	})
-	if err == nil {
-		err = shareErr
+			return ok || err != nil
+		})
+		return errors.Join(err, shareErr)
 	}
-	if err != nil {
+	if err := shared(2); err != nil {
 		return fail("the two kcat members never shared the %d partitions: %v", rdkGroupParts, err)
 	}
-	w := &kafkatest.Workload{Brokers: e.Bootstrap, Topic: topic, Partitions: rdkGroupParts, Records: rdkRecords, MaxBuffered: 16}
-	res, err := w.Run(ctx)
-	if err != nil {
-		return fail("%v", err)
-	}
-	readAll := func() [][]kafkatest.Found {
-		read := make([][]kafkatest.Found, len(members))
-		for i, m := range members {
-			m.mu.Lock()
-			read[i] = append([]kafkatest.Found(nil), m.read...)
-			m.mu.Unlock()
+	res, err := groupHandover(ctx, e, topic, rdkGroupParts, rdkRecords, &mu, values, &errs, func() error {
+		if err := members[1].leave(ctx); err != nil {
+			return err
 		}
-		return read
-	}
-	err = waitUntil(ctx, func() bool {
-		if shareErr = memberErr(); shareErr != nil {
-			return true
-		}
-		seen := map[string]bool{}
-		for _, r := range readAll() {
-			for _, f := range r {
-				seen[f.Value] = true
-			}
-		}
-		return len(seen) >= res.Acked
+		return shared(1)
 	})
-	if err == nil {
-		err = shareErr
-	}
-	if err != nil {
-		return fail("the kcat members did not read the %d records: %v", res.Acked, err)
-	}
-	for i, m := range members {
-		m.cmd.Process.Signal(syscall.SIGINT)
-		select {
-		case <-m.done:
-		case <-time.After(20 * time.Second):
-			return fail("member %d: kcat did not exit within 20s of SIGINT", i+1)
-		case <-ctx.Done():
-			return fail("member %d: %v", i+1, ctx.Err())
-		}
-	}
-	detail, err := e.CheckGroup(ctx, group, res, readAll())
 	if err != nil {
 		return fail("%v", err)
 	}
-	return pass("%s (two kcat -G processes, auto commit; produced by kgo once both held partitions)", detail)
+	if err := members[0].leave(ctx); err != nil {
+		return fail("%v", err)
+	}
+	mu.Lock()
+	read := [][]kafkatest.Found{members[0].read, members[1].read}
+	mu.Unlock()
+	return checkHandover(ctx, e, group, res, read, " (two kcat -G processes, auto commit every 100 ms and on close; produced by kgo)")
 }
 
 // groupShared says whether group is stable with members members, each

@@ -19,14 +19,16 @@ deadline and exits 2 when it runs out.
     "records"), flushing each before it ends; one line per delivery
     report (as produce) and one per transaction: txn, outcome (committed,
     aborted, uncertain), error.
-  group: "members" consumers of group "group" subscribe to the topic
-    (of "partitions" partitions) and poll in turn until every member holds
-    partitions and together they hold them all; then a producer produces
-    "records" (one line per delivery report, as produce) and the members
-    poll until the group consumed them all, committing each record
-    synchronously; one line per record: member, partition, offset, value;
-    one per member: member, assignment; then they close (leaving the
-    group).
+  group: two consumers of group "group" subscribe to the topic (of
+    "partitions" partitions) and poll in turn until each holds partitions
+    and together they hold them all; then a producer produces the first
+    half of "records" (one line per delivery report, as produce) and the
+    members poll until they read it, committing each record synchronously;
+    member 1 closes (leaving the group) and member 0 polls until it holds
+    every partition; the other half is produced and member 0 polls until
+    the group read every record. One line per record read: member,
+    partition, offset, value; one per member: member, assignment (member
+    1's as it left).
 """
 
 import json
@@ -159,8 +161,9 @@ def end(p, commit):
 
 def group(a):
     members = []
-    for i in range(a["members"]):
-        conf = {"bootstrap.servers": a["bootstrap"], "group.id": a["group"], "auto.offset.reset": "earliest", "enable.auto.commit": False,
+    for i in range(2):
+        conf = {"bootstrap.servers": a["bootstrap"], "group.id": a["group"],
+                "auto.offset.reset": "earliest", "enable.auto.commit": False,
                 "session.timeout.ms": 6000, "heartbeat.interval.ms": 200}
         conf.update(a.get("config", {}))
         c = Consumer(conf)
@@ -168,29 +171,30 @@ def group(a):
         members.append(c)
     deadline = time.time() + a.get("seconds", 45)
     got = 0
+    records = a["records"]
+    half = len(records) // 2
+    parts = a["partitions"]
 
-    def poll_all():
+    def held(c):
+        return set(tp.partition for tp in c.assignment())
+
+    def poll(active, until):
         nonlocal got
-        if time.time() > deadline:
-            sys.stderr.write("%d of %d records consumed by the deadline; assignments %s\n"
-                             % (got, len(a["records"]), [[tp.partition for tp in c.assignment()] for c in members]))
-            sys.exit(2)
-        for i, c in enumerate(members):
-            msg = c.poll(0.05)
-            if msg is None:
-                continue
-            if msg.error():
-                raise KafkaException(msg.error())
-            out({"member": i, "partition": msg.partition(), "offset": msg.offset(), "value": msg.value().decode()})
-            c.commit(message=msg, asynchronous=False)
-            got += 1
+        while not until():
+            if time.time() > deadline:
+                sys.stderr.write("%d of %d records read by the deadline; assignments %s\n"
+                                 % (got, len(records), [sorted(held(c)) for c in active]))
+                sys.exit(2)
+            for i, c in enumerate(active):
+                msg = c.poll(0.05)
+                if msg is None:
+                    continue
+                if msg.error():
+                    raise KafkaException(msg.error())
+                out({"member": i, "partition": msg.partition(), "offset": msg.offset(), "value": msg.value().decode()})
+                c.commit(message=msg, asynchronous=False)
+                got += 1
 
-    def shared():
-        held = [set(tp.partition for tp in c.assignment()) for c in members]
-        return all(held) and sum(len(h) for h in held) == a["partitions"] and len(set().union(*held)) == a["partitions"]
-
-    while not shared():
-        poll_all()
     pconf = {"bootstrap.servers": a["bootstrap"], "acks": "all", "linger.ms": 5}
     pconf.update(a.get("config", {}))
     p = Producer(pconf)
@@ -199,15 +203,25 @@ def group(a):
         out({"value": msg.value().decode(), "partition": msg.partition(),
              "offset": msg.offset() if err is None else -1, "error": err_text(err)})
 
-    for r in a["records"]:
-        p.produce(a["topic"], value=r["value"], partition=r["partition"], on_delivery=on_delivery)
-    p.flush(max(1, deadline - time.time()))
-    while got < len(a["records"]):
-        poll_all()
-    for i, c in enumerate(members):
-        out({"member": i, "assignment": sorted(tp.partition for tp in c.assignment())})
-    for c in members:
-        c.close()
+    def produce_some(recs):
+        for r in recs:
+            p.produce(a["topic"], value=r["value"], partition=r["partition"], on_delivery=on_delivery)
+        p.flush(max(1, deadline - time.time()))
+
+    def shared():
+        h = [held(c) for c in members]
+        return all(h) and sum(len(x) for x in h) == parts and len(h[0] | h[1]) == parts
+
+    poll(members, shared)
+    produce_some(records[:half])
+    poll(members, lambda: got >= half)
+    out({"member": 1, "assignment": sorted(held(members[1]))})
+    members[1].close()
+    poll(members[:1], lambda: len(held(members[0])) == parts)
+    produce_some(records[half:])
+    poll(members[:1], lambda: got >= len(records))
+    out({"member": 0, "assignment": sorted(held(members[0]))})
+    members[0].close()
 
 
 def main():

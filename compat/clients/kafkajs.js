@@ -22,13 +22,14 @@
 //     "chunk" records a send; one line per record
 //     (as produce) and one per transaction: txn, outcome (committed,
 //     aborted, uncertain), error.
-//   group: "members" consumers of group "group" join until every member
-//     holds partitions of the topic and together they hold its
-//     "partitions"; then an idempotent producer sends "records" (one line
-//     per record, as produce), and the members read until together they
-//     have them all, then disconnect (committing and leaving the group);
-//     one line per record read: member, partition, offset, value; one per
-//     member: member, assignment.
+//   group: two consumers of group "group" join until each holds
+//     partitions of the topic and together they hold its "partitions";
+//     an idempotent producer sends the first half of "records" (one line
+//     per record, as produce) and the members read it; member 1
+//     disconnects (committing and leaving the group), member 0 rejoins
+//     until it holds every partition; the other half is sent and member 0
+//     reads it. One line per record read: member, partition, offset,
+//     value; one per member: member, assignment (member 1's as it left).
 'use strict'
 
 const { Kafka, logLevel, CompressionTypes } = require('kafkajs')
@@ -164,48 +165,63 @@ async function txn () {
 }
 
 async function group () {
-  const want = a.records.length
+  const records = a.records
+  const half = Math.floor(records.length / 2)
   let got = 0
-  let done
-  const all = new Promise(resolve => { done = resolve })
-  let joined
-  const allJoined = new Promise(resolve => { joined = resolve })
+  const waiters = []
+  const check = () => {
+    for (let i = waiters.length - 1; i >= 0; i--) {
+      if (waiters[i].cond()) {
+        waiters[i].resolve()
+        waiters.splice(i, 1)
+      }
+    }
+  }
+  // until resolves once cond holds (checked on every record and join).
+  const until = cond => new Promise(resolve => { waiters.push({ cond, resolve }); check() })
   const consumers = []
-  const assigned = []
-  const shared = () => assigned.every(p => p.length > 0) && new Set(assigned.flat()).size === a.partitions &&
-    assigned.reduce((n, p) => n + p.length, 0) === a.partitions
-  for (let m = 0; m < a.members; m++) {
+  const assigned = [[], []]
+  for (let m = 0; m < 2; m++) {
     const c = kafka.consumer({ groupId: a.group, heartbeatInterval: 200, sessionTimeout: 6000, rebalanceTimeout: 10000, maxWaitTimeInMs: 100 })
-    assigned.push([])
     c.on(c.events.GROUP_JOIN, e => {
       assigned[m] = (e.payload.memberAssignment[a.topic] || []).slice().sort()
-      if (shared()) joined()
+      check()
     })
     await c.connect()
     await c.subscribe({ topic: a.topic, fromBeginning: true })
     consumers.push(c)
   }
-  // Every member subscribes before any runs, so all join the group's
-  // first rebalance.
-  for (let m = 0; m < a.members; m++) {
+  // Both subscribe before either runs, so both join the group's first
+  // rebalance.
+  for (let m = 0; m < 2; m++) {
     await consumers[m].run({
       eachMessage: async ({ partition, message }) => {
         out({ member: m, partition, offset: Number(message.offset), value: message.value.toString() })
-        if (++got >= want) done()
+        got++
+        check()
       },
     })
   }
-  await allJoined
+  await until(() => assigned[0].length > 0 && assigned[1].length > 0 &&
+    new Set(assigned.flat()).size === a.partitions && assigned[0].length + assigned[1].length === a.partitions)
   const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false })
   await producer.connect()
-  for (let i = 0; i < want; i += 10) {
-    const messages = a.records.slice(i, i + 10).map(r => ({ value: r.value, partition: r.partition }))
-    await sendAcked(ms => producer.send({ topic: a.topic, acks: -1, messages: ms }), messages)
+  const send = async recs => {
+    for (let i = 0; i < recs.length; i += 10) {
+      const messages = recs.slice(i, i + 10).map(r => ({ value: r.value, partition: r.partition }))
+      await sendAcked(ms => producer.send({ topic: a.topic, acks: -1, messages: ms }), messages)
+    }
   }
+  await send(records.slice(0, half))
+  await until(() => got >= half)
+  out({ member: 1, assignment: assigned[1] })
+  await consumers[1].disconnect()
+  await until(() => assigned[0].length === a.partitions)
+  await send(records.slice(half))
   await producer.disconnect()
-  if (want > 0) await all
-  for (let m = 0; m < a.members; m++) out({ member: m, assignment: assigned[m] })
-  for (const c of consumers) await c.disconnect()
+  await until(() => got >= records.length)
+  out({ member: 0, assignment: assigned[0] })
+  await consumers[0].disconnect()
 }
 
 const timer = deadline()
