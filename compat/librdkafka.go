@@ -470,42 +470,133 @@ func kcatProduce(ctx context.Context, e *Env, kcat string, idempotent bool) Resu
 }
 
 // kcatTransactions: kcat -X transactional.id sends its whole input as
-// one transaction, committed when the input ends; it aborts only when
-// interrupted, and it reads its whole input before it sends a record,
-// so an interrupted run aborts a transaction with nothing in it. Three
-// runs, one per partition, through the standard faults, each a
-// committed transaction; then VerifyTxn.
+// one transaction, committed when the input ends. Its help says an
+// interrupted run aborts the transaction; measured, kcat 1.7.1 exits 1
+// ("Program terminated while producing message") and leaves it open,
+// and the next run with the same transactional id aborts it
+// (InitProducerId fences the open epoch, as Kafka's coordinator does).
+// Three runs of the same transactional id, one per partition, through
+// the standard faults: the first commits; the second is interrupted
+// once its records are in the log (its input is larger than what kcat
+// reads at once, so it sends before its input ends); the third commits,
+// and its start aborts the second's. Then VerifyTxn.
 func kcatTransactions(ctx context.Context, e *Env, kcat string) Result {
+	const tid, perTxn, interruptedRecords = "compat-kcat-txn", 40, 3000
 	if err := e.CreateTopic(ctx, "txn", txnPartitions); err != nil {
 		return fail("%v", err)
 	}
 	e.Faults()
 	res := &kafkatest.TxnResult{Topic: "txn", Partitions: txnPartitions}
+	args := func(p int32) []string {
+		return append([]string{"-P", "-E", "-b", e.Bootstrap[0], "-t", res.Topic, "-p", strconv.Itoa(int(p)), "-m", "30"},
+			kcatArgs("transactional.id="+tid, "linger.ms=0", "batch.num.messages=5")...)
+	}
+	interrupted := ""
 	for p := range int32(txnPartitions) {
-		tx := kafkatest.Txn{Index: int(p), TransactionalID: "compat-kcat-txn", Planned: true, Outcome: kafkatest.TxnCommitted}
+		commit := txnPlan(int(p))
+		tx := kafkatest.Txn{Index: int(p), TransactionalID: tid, Planned: commit, Outcome: kafkatest.TxnCommitted}
+		n := perTxn
+		if !commit {
+			n, tx.Outcome = interruptedRecords, kafkatest.TxnAborted
+		}
 		var in strings.Builder
-		for j := range 40 {
-			v := fmt.Sprintf("kcat-t%06d-r%03d", p, j)
+		for j := range n {
+			v := fmt.Sprintf("kcat-t%06d-r%04d-%s", p, j, strings.Repeat("x", 24))
 			in.WriteString(v + "\n")
 			tx.Records = append(tx.Records, kafkatest.Ack{Value: v, Partition: p, Offset: -1, ProducerID: -1, Epoch: -1})
 		}
-		args := append([]string{"-P", "-E", "-b", e.Bootstrap[0], "-t", res.Topic, "-p", strconv.Itoa(int(p)), "-m", "30"},
-			kcatArgs("transactional.id=compat-kcat-txn", "linger.ms=0", "batch.num.messages=5")...)
-		run, err := runDriver(ctx, "kcat -P -X transactional.id", e.Tmp, nil, in.String(), kcat, args...)
+		res.Txns = append(res.Txns, tx)
+		if !commit {
+			detail, err := kcatInterrupt(ctx, e, kcat, in.String(), res.Topic, p, args(p))
+			if err != nil {
+				return fail("transaction %d: %v (%s)", p, err, e.faultText())
+			}
+			interrupted = detail
+			res.Aborted++
+			continue
+		}
+		run, err := runDriver(ctx, "kcat -P -X transactional.id", e.Tmp, nil, in.String(), kcat, args(p)...)
 		if err != nil {
 			return fail("transaction %d: %v (%s)", p, err, e.faultText())
 		}
 		if !strings.Contains(run.Stderr, "Transaction successfully committed") {
 			return fail("transaction %d: kcat exited 0 without saying it committed: %s", p, tail(run.Stderr, 800))
 		}
-		res.Txns = append(res.Txns, tx)
 		res.Committed++
 	}
 	detail, err := e.VerifyTxn(ctx, res)
 	if err != nil {
 		return fail("%v", err)
 	}
-	return pass("commits only: kcat commits its whole input as one transaction and aborts only when interrupted, before it has sent a record; %s", detail)
+	return pass("%s; %s", detail, interrupted)
+}
+
+// interruptAfter is how many records of the interrupted kcat run must
+// be in the log before it is interrupted.
+const interruptAfter = 100
+
+// kcatInterrupt runs kcat with args and input, interrupts it (SIGINT,
+// then its input closed) once partition p's high watermark shows it has
+// sent interruptAfter records, and says what it measured.
+func kcatInterrupt(ctx context.Context, e *Env, kcat, input, topic string, p int32, args []string) (string, error) {
+	cmd := exec.CommandContext(ctx, kcat, args...)
+	cmd.Dir = e.Tmp
+	cmd.WaitDelay = driverWaitDelay
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return "", err
+	}
+	if err := cmd.Start(); err != nil {
+		return "", err
+	}
+	defer cmd.Process.Kill()
+	go io.WriteString(stdin, input) // kcat reads it as it can; the pipe stays open
+	var hw int64
+	err = waitUntil(ctx, func() bool {
+		ends, err := kafkatest.ListOffsetsAt(ctx, e.Bootstrap, topic, txnPartitions, 0)
+		if err == nil {
+			hw = ends[p]
+		}
+		return hw >= interruptAfter
+	})
+	if err != nil {
+		return "", fmt.Errorf("kcat sent nothing before its input ended: %w; stderr: %s", err, tail(stderr.String(), 400))
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	stdin.Close()
+	werr := cmd.Wait()
+	code := 0
+	var ee *exec.ExitError
+	switch {
+	case errors.As(werr, &ee):
+		code = ee.ExitCode()
+	case werr != nil:
+		return "", werr
+	}
+	// Still open (the last stable offset below the high watermark), or
+	// aborted by kcat itself.
+	hws, err := kafkatest.ListOffsetsAt(ctx, e.Bootstrap, topic, txnPartitions, 0)
+	if err != nil {
+		return "", err
+	}
+	lsos, err := kafkatest.ListOffsetsAt(ctx, e.Bootstrap, topic, txnPartitions, 1)
+	if err != nil {
+		return "", err
+	}
+	left := "aborted it itself"
+	if lsos[p] < hws[p] {
+		left = fmt.Sprintf("left it open (last stable offset %d, high watermark %d), and the next run's init_transactions aborted it", lsos[p], hws[p])
+	}
+	said := ""
+	for line := range strings.Lines(stderr.String()) {
+		if strings.Contains(line, "ERROR") {
+			said = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), "% ERROR:"))
+		}
+	}
+	return fmt.Sprintf("the interrupted run (SIGINT once %d of its records were in the log) exited %d (%q) and %s",
+		hw, code, said, left), nil
 }
 
 // kcatReadCommitted: kcat -C -X isolation.level=read_committed reads
