@@ -1,6 +1,7 @@
 """Driver of confluent-kafka-python (librdkafka) for the compatibility runner.
 
-Usage: python3 confluent_kafka.py MODE JSON
+Usage: python3 confluent_kafka.py MODE JSON (the runner passes this file's
+text with python3 -c, which takes the same arguments)
 
 MODE is produce, consume, txn or group; JSON holds the parameters (see each
 mode). Every line on stdout is one JSON object; stderr is for diagnostics.

@@ -1,6 +1,8 @@
 // Driver of kafkajs for the compatibility runner.
 //
-// Usage: node kafkajs.js MODE JSON   (kafkajs resolved through NODE_PATH)
+// Usage: node kafkajs.js MODE JSON, kafkajs resolved through NODE_PATH
+// (the runner passes this file's text with node -e, which takes the same
+// arguments).
 //
 // MODE is produce, consume, txn or group; JSON holds the parameters (see
 // each mode). Every line on stdout is one JSON object; stderr is for
@@ -9,19 +11,19 @@
 //
 //   produce: sends "records" (each a value and a partition) in order,
 //     "chunk" records at a time (one producer.send each, acks -1), with
-//     the producer options of
-//     "producer" (idempotent, maxInFlightRequests) and "compression"
-//     (none or gzip); one line per record: value, partition, offset
-//     (baseOffset of its partition's answer + its index there), error.
+//     the producer options of "producer" (idempotent,
+//     maxInFlightRequests) and "compression" (none or gzip); one line
+//     per record: value, partition, offset (baseOffset of its
+//     partition's answer + its index there), error.
 //   consume: a consumer of a new group reads the topic from the
 //     beginning ("readUncommitted" as given) until it has "want" records,
 //     then "grace" ms more to see anything extra; one line per record:
 //     partition, offset, value.
 //   txn: one transactional producer ("tid") runs the transactions of
 //     "txns" in order (each: "commit" true or false, and its "records"),
-//     "chunk" records a send; one line per record
-//     (as produce) and one per transaction: txn, outcome (committed,
-//     aborted, uncertain), error.
+//     "chunk" records a send; one line per record (as produce) and one
+//     per transaction: txn, outcome (committed, aborted, uncertain),
+//     error.
 //   group: two consumers of group "group" join until each holds
 //     partitions of the topic and together they hold its "partitions";
 //     an idempotent producer sends the first half of "records" (one line
