@@ -94,4 +94,14 @@
 // the tests use anyway, and github.com/IBM/sarama, which nothing but
 // this program imports: it is a client under test, and the only way to
 // measure it is to build it in.
+//
+// The other clients run as child processes, each run bounded by the
+// cell's context and killed when it ends: kcat directly, and
+// confluent-kafka-python and kafkajs through the drivers in
+// compat/clients (embedded, run with python3 -c and node -e), which
+// print one JSON line per delivery report, record read, transaction end
+// and group assignment; external.go turns those lines into kafkatest's
+// results, so the same checkers judge them. Their version column is
+// "default": librdkafka and kafkajs pick each request's version from the
+// server's ApiVersions answer.
 package main

@@ -394,6 +394,10 @@ func (e *Env) WriteTxnLog(ctx context.Context, topic string, partitions int32, n
 	w := &kafkatest.TxnWorkload{
 		Brokers: e.Bootstrap, Topic: topic, Partitions: partitions, Transactions: n,
 		PerTxn: 10, Commit: txnPlan, Prefix: topic, CreateTopic: true,
+		// Uncompressed, so that every client can read it: kgo's default
+		// codec is snappy, which kafkajs cannot decode (it ships only
+		// gzip).
+		Opts: []kgo.Opt{kgo.ProducerBatchCompression(kgo.NoCompression())},
 	}
 	res, err := w.Run(ctx)
 	if err != nil {
