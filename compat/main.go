@@ -8,6 +8,7 @@ import (
 	"os"
 	"regexp"
 	"runtime/debug"
+	"slices"
 	"time"
 )
 
@@ -112,8 +113,24 @@ type ClientInfo struct {
 }
 
 // Each file registers its cells: a func returning []Cell appended to
-// cellSets from init(); main runs them all in order.
+// cellSets from init(); main runs them all, in clientOrder.
 var cellSets []func() []Cell
+
+// clientOrder is the order of the clients in the run and the report (Go
+// runs the files' init functions in the order of their names).
+var clientOrder = []string{kgoClient, saramaClient, confluentClient, kcatClient, kafkajsClient}
+
+// byClientOrder compares two client names by clientOrder; a name not in
+// it comes last.
+func byClientOrder(a, b string) int {
+	rank := func(name string) int {
+		if i := slices.Index(clientOrder, name); i >= 0 {
+			return i
+		}
+		return len(clientOrder)
+	}
+	return cmp.Compare(rank(a), rank(b))
+}
 
 // moduleVersion is the version of the Go module path this program was
 // built with, from its build information.
@@ -212,6 +229,7 @@ func run(cfg config) (int, error) {
 	if len(cells) == 0 {
 		return 0, fmt.Errorf("no cell matches -only %s", cfg.only)
 	}
+	slices.SortStableFunc(cells, func(a, b Cell) int { return byClientOrder(a.Client, b.Client) })
 	var (
 		outs   []outcome
 		failed int
@@ -234,7 +252,7 @@ func run(cfg config) (int, error) {
 		Date:     start.UTC(),
 		Took:     time.Since(start),
 		Commit:   gitCommit(),
-		Clients:  clientInfos,
+		Clients:  slices.SortedStableFunc(slices.Values(clientInfos), func(a, b ClientInfo) int { return byClientOrder(a.Name, b.Name) }),
 		Outcomes: outs,
 		Partial:  cfg.only != nil,
 	}
