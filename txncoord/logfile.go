@@ -326,7 +326,7 @@ func rewrite(path string, epoch int32, records map[string][]byte) (*os.File, int
 	if err := step("tmp written"); err != nil {
 		return fail(err)
 	}
-	if err := fdatasync(f); err != nil {
+	if err := fileutil.Fdatasync(f); err != nil {
 		return fail(err)
 	}
 	if err := step("tmp synced"); err != nil {
@@ -411,7 +411,7 @@ func (l *logFile) commit(puts []*put) error {
 		err = step("appended")
 	}
 	if err == nil {
-		err = fdatasync(l.f)
+		err = fileutil.Fdatasync(l.f)
 	}
 	if err != nil {
 		if rerr := l.compact(); rerr != nil {

@@ -84,7 +84,7 @@ type osFile struct{ f *os.File }
 
 func (o osFile) ReadAt(p []byte, off int64) (int, error)  { return o.f.ReadAt(p, off) }
 func (o osFile) WriteAt(p []byte, off int64) (int, error) { return o.f.WriteAt(p, off) }
-func (o osFile) Sync() error                              { return fdatasync(o.f) }
+func (o osFile) Sync() error                              { return fileutil.Fdatasync(o.f) }
 func (o osFile) Truncate(size int64) error                { return o.f.Truncate(size) }
 func (o osFile) Close() error                             { return o.f.Close() }
 

@@ -1,5 +1,6 @@
-// Package fileutil holds the one piece of file durability that more than
-// one package needs and that has no better home: syncing a directory.
+// Package fileutil holds the pieces of file durability that more than
+// one package needs and that have no better home: syncing a directory,
+// and fdatasync.
 package fileutil
 
 import (

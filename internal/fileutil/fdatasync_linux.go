@@ -1,4 +1,4 @@
-package vfs
+package fileutil
 
 import (
 	"io/fs"
@@ -6,9 +6,9 @@ import (
 	"syscall"
 )
 
-// fdatasync flushes the file's data and the metadata needed to read it
+// Fdatasync flushes the file's data and the metadata needed to read it
 // back (its size), not its timestamps.
-func fdatasync(f *os.File) error {
+func Fdatasync(f *os.File) error {
 	for {
 		err := syscall.Fdatasync(int(f.Fd()))
 		if err == syscall.EINTR {
