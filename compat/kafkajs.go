@@ -185,11 +185,7 @@ func kafkajsIdempotent(ctx context.Context, e *Env) Result {
 	if err := kafkajsSend(ctx, e, res, map[string]any{"idempotent": true, "maxInFlightRequests": 1}, "none"); err != nil {
 		return fail("%v (%s)", err, e.faultText())
 	}
-	detail, err := e.VerifyProduce(ctx, res)
-	if err != nil {
-		return fail("%v", err)
-	}
-	return pass("%s", detail)
+	return verdict(e.VerifyProduce(ctx, res))
 }
 
 // kafkajsTransactions: producer.transaction(), two records a send (many
@@ -208,11 +204,7 @@ func kafkajsTransactions(ctx context.Context, e *Env) Result {
 	if err := applyTxnLines(res, run.Lines); err != nil {
 		return fail("%v", err)
 	}
-	detail, err := e.VerifyTxn(ctx, res)
-	if err != nil {
-		return fail("%v", err)
-	}
-	return pass("%s", detail)
+	return verdict(e.VerifyTxn(ctx, res))
 }
 
 // kafkajsReadCommitted: kafkajs's consumer (readUncommitted false, its
@@ -234,11 +226,7 @@ func kafkajsReadCommitted(ctx context.Context, e *Env) Result {
 	if err != nil {
 		return fail("%v", err)
 	}
-	detail, err := e.CheckReadCommitted(res, read)
-	if err != nil {
-		return fail("%v", err)
-	}
-	return pass("%s", detail)
+	return verdict(e.CheckReadCommitted(res, read))
 }
 
 // kafkajsGroups: two consumers of one group join until they share the

@@ -158,11 +158,7 @@ func kgoIdempotent(ctx context.Context, e *Env, v kgoVersion) Result {
 	if err != nil {
 		return fail("%v", err)
 	}
-	detail, err := e.VerifyProduce(ctx, res)
-	if err != nil {
-		return fail("%v", err)
-	}
-	return pass("%s", detail)
+	return verdict(e.VerifyProduce(ctx, res))
 }
 
 // kgoTransactions: kgo's transactional producer (kafkatest.TxnWorkload),
@@ -181,11 +177,7 @@ func kgoTransactions(ctx context.Context, e *Env, v kgoVersion) Result {
 	if err != nil {
 		return fail("%v", err)
 	}
-	detail, err := e.VerifyTxn(ctx, res)
-	if err != nil {
-		return fail("%v", err)
-	}
-	return pass("%s", detail)
+	return verdict(e.VerifyTxn(ctx, res))
 }
 
 // kgoReadCommitted: a log of committed and aborted transactions

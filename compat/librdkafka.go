@@ -216,11 +216,7 @@ func confluentIdempotent(ctx context.Context, e *Env) Result {
 	if err := confluentProduceRecords(ctx, e, res, map[string]any{"enable.idempotence": true, "linger.ms": 0, "batch.num.messages": 10}); err != nil {
 		return fail("%v (%s)", err, e.faultText())
 	}
-	detail, err := e.VerifyProduce(ctx, res)
-	if err != nil {
-		return fail("%v", err)
-	}
-	return pass("%s", detail)
+	return verdict(e.VerifyProduce(ctx, res))
 }
 
 // confluentTransactions: the transactional producer (init_transactions,
@@ -240,11 +236,7 @@ func confluentTransactions(ctx context.Context, e *Env) Result {
 	if err := applyTxnLines(res, run.Lines); err != nil {
 		return fail("%v", err)
 	}
-	detail, err := e.VerifyTxn(ctx, res)
-	if err != nil {
-		return fail("%v", err)
-	}
-	return pass("%s", detail)
+	return verdict(e.VerifyTxn(ctx, res))
 }
 
 // confluentReadCommitted: the driver's consumer at
@@ -259,11 +251,7 @@ func confluentReadCommitted(ctx context.Context, e *Env) Result {
 	if err != nil {
 		return fail("%v", err)
 	}
-	detail, err := e.CheckReadCommitted(res, read)
-	if err != nil {
-		return fail("%v", err)
-	}
-	return pass("%s", detail)
+	return verdict(e.CheckReadCommitted(res, read))
 }
 
 // confluentGroups: two consumers of one group (subscribe, manual
@@ -610,11 +598,7 @@ func kcatReadCommitted(ctx context.Context, e *Env, kcat string) Result {
 	if err != nil {
 		return fail("%v", err)
 	}
-	detail, err := e.CheckReadCommitted(res, read)
-	if err != nil {
-		return fail("%v", err)
-	}
-	return pass("%s", detail)
+	return verdict(e.CheckReadCommitted(res, read))
 }
 
 // kcatMember is a kcat -G process.

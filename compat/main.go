@@ -52,6 +52,15 @@ func fail(format string, args ...any) Result {
 	return Result{Fail, fmt.Sprintf(format, args...)}
 }
 
+// verdict is a checker's answer as a cell's Result: a pass with its
+// detail, or a failure with its error.
+func verdict(detail string, err error) Result {
+	if err != nil {
+		return fail("%v", err)
+	}
+	return pass("%s", detail)
+}
+
 func notSupported(format string, args ...any) Result {
 	return Result{NotSupported, fmt.Sprintf(format, args...)}
 }

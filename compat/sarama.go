@@ -292,11 +292,7 @@ func saramaIdempotent(ctx context.Context, e *Env, v saramaVersion) Result {
 	if err != nil {
 		return fail("%v", err)
 	}
-	detail, err := e.VerifyProduce(ctx, res)
-	if err != nil {
-		return fail("%v", err)
-	}
-	return pass("%s", detail)
+	return verdict(e.VerifyProduce(ctx, res))
 }
 
 // saramaTransactions: sarama's transactional producer (Transaction.ID,
@@ -340,11 +336,7 @@ func saramaTransactions(ctx context.Context, e *Env, v saramaVersion) Result {
 			res.Uncertain++
 		}
 	}
-	detail, err := e.VerifyTxn(ctx, res)
-	if err != nil {
-		return fail("%v", err)
-	}
-	return pass("%s", detail)
+	return verdict(e.VerifyTxn(ctx, res))
 }
 
 // saramaTxn runs one transaction with p and says how it ended in tx.
@@ -399,11 +391,7 @@ func saramaReadCommitted(ctx context.Context, e *Env, v saramaVersion) Result {
 	if err != nil {
 		return fail("%v", err)
 	}
-	detail, err := e.CheckReadCommitted(res, found)
-	if err != nil {
-		return fail("%v", err)
-	}
-	return pass("%s", detail)
+	return verdict(e.CheckReadCommitted(res, found))
 }
 
 // saramaGroups: two sarama ConsumerGroups join one group; once both
