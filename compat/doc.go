@@ -85,7 +85,8 @@
 //
 // A file registers its cells from init(): a func returning []Cell
 // appended to cellSets, and a ClientInfo (name, exact version measured
-// at run time, where it was installed from) appended to clientInfos.
+// at run time, where it was installed from) appended to clientInfos;
+// its name goes into clientOrder, the order of the run and the report.
 // Cells use Env: its Bootstrap to dial, CreateTopic, Faults, and the
 // checkers VerifyProduce, WriteTxnLog with CheckReadCommitted, VerifyTxn,
 // CheckGroup and StoreCodecs.
