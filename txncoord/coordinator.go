@@ -201,7 +201,7 @@ func Open(dir string, ids ProducerIDs, markers Markers, cfg Config) (*Coordinato
 		cfg.CompactBytes = defaultCompactBytes
 	}
 	path := filepath.Join(dir, FileName)
-	lf, res, err := openLog(path, cfg.CompactBytes, cfg.Now().UnixMilli(), log)
+	lf, res, err := openLog(path, cfg.CompactBytes, max(cfg.Now().UnixMilli(), 0), log)
 	if err != nil {
 		return nil, fmt.Errorf("txncoord: open %s: %w", path, err)
 	}

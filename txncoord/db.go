@@ -310,8 +310,8 @@ func (c *committer) write(key string, r record) error {
 }
 
 // remove queues a tombstone for each of keys and waits until all are
-// committed (durable): queued together, they usually share one commit,
-// and each is whole or not there. errs[i] is the result of keys[i].
+// committed (durable): queued together, they share commits (as many
+// as the queue holds in one), and each is whole or not there. errs[i] is the result of keys[i].
 func (c *committer) remove(keys []string) (errs []error) {
 	puts := make([]*put, len(keys))
 	for i, k := range keys {

@@ -275,8 +275,9 @@
 //     transaction already answered as ended; the next Open finishes it.
 //   - The coordinator epoch at Open: yes, before any marker.
 //   - An expiry's tombstone: yes, before the id is forgotten in memory.
-//     The tombstones of one scan are queued together and usually share
-//     a commit; each is whole or not there. A crash that loses one
+//     The tombstones of one scan are queued together and share commits
+//     (the committer takes what is queued: up to a few hundred in one);
+//     each is whole or not there. A crash that loses one
 //     leaves the id as it was (idle, so it expires again at the next
 //     scan after Open); a returning id's new mapping is queued after the
 //     tombstone, so the file never has the tombstone after it. A failed
