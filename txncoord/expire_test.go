@@ -2,6 +2,7 @@ package txncoord_test
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -217,5 +218,49 @@ func TestExpireScanRuns(t *testing.T) {
 	}
 	if got := txncoord.EventExpired.String(); got != "expired" {
 		t.Fatalf("EventExpired is %q", got)
+	}
+}
+
+// TestExpirePendingAndFailed: while an id's tombstone is being committed
+// a call for it gets ErrConcurrentTransactions (Kafka's pending Dead)
+// and Describe still shows it; a tombstone whose commit fails leaves the
+// id as it was, in memory and after reopen, and the next scan expires
+// it.
+func TestExpirePendingAndFailed(t *testing.T) {
+	e := newEnv(t)
+	pid, _ := e.init("x")
+	e.clock.Advance(txncoord.DefaultIDExpiration)
+
+	entered, release := make(chan struct{}), make(chan struct{})
+	fail := errors.New("disk full")
+	restore := txncoord.SetStepHook(func(s string) error {
+		if s != "appended" {
+			return nil
+		}
+		entered <- struct{}{}
+		<-release
+		return fail
+	})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		e.c.ExpireIDs()
+	}()
+	<-entered
+	_, _, err := e.c.InitProducerID("x", testTimeout, -1, -1)
+	wantErr(t, "init while the tombstone is committed", err, txncoord.ErrConcurrentTransactions)
+	e.wantState("x", "Empty")
+	close(release)
+	<-done
+	restore()
+	if tx := e.wantState("x", "Empty"); tx.ProducerID != pid {
+		t.Fatalf("after the failed tombstone: %+v", tx)
+	}
+	wantEvents(t, e.events.take())
+	e.reopen()
+	e.wantState("x", "Empty")
+	e.c.ExpireIDs()
+	if _, ok := e.c.Describe("x"); ok {
+		t.Fatal("the next scan did not expire x")
 	}
 }
