@@ -23,7 +23,6 @@ func ids(c *txncoord.Coordinator) []string {
 
 // replayed is the state the record file holds now: its ids.
 func replayed(t *testing.T, dir string) map[string][]byte {
-	t.Helper()
 	data, err := os.ReadFile(filepath.Join(dir, txncoord.FileName))
 	if err != nil {
 		t.Fatal(err)
