@@ -50,6 +50,9 @@ type coordPoint struct {
 	txnDB []byte       // transactions.db as last committed
 	tmp   []byte       // transactions.db.new as a crash left it (nil: none)
 	acked map[int]bool // transaction number -> commit, as answered by then
+	// mayExpire: the expiry of the idle ids A, B and C may be durable;
+	// expired: it is (the coordinator reported it).
+	mayExpire, expired bool
 }
 
 // coordTorn is a commit that appended to transactions.db: a crash
@@ -81,12 +84,14 @@ type coordCrashRun struct {
 	// rewrites counts the times transactions.db was written anew: Open's
 	// conversion of the bbolt file, then compactions.
 	rewrites int
+	// expiring, expired: as coordPoint's mayExpire and expired, now.
+	expiring, expired bool
 }
 
 func (r *coordCrashRun) txnDBPath() string { return filepath.Join(r.root, txncoord.FileName) }
 
 func (r *coordCrashRun) point(what string) {
-	r.points = append(r.points, coordPoint{what: what, fs: r.fs.Clone(), txnDB: r.lastDB, acked: maps.Clone(r.acked)})
+	r.points = append(r.points, coordPoint{what: what, fs: r.fs.Clone(), txnDB: r.lastDB, acked: maps.Clone(r.acked), mayExpire: r.expiring, expired: r.expired})
 }
 
 // outside runs fn without r.mu, so the hooks it triggers can record.
@@ -136,9 +141,15 @@ func TestCoordinatorCrashRecovery(t *testing.T) {
 	clock := &coordClock{now: time.UnixMilli(1_700_000_000_000)}
 	ids := &coordIDs{next: 100}
 	aborted := make(chan struct{}, 16)
-	cfg := txncoord.Config{CheckInterval: time.Millisecond, Now: clock.Now, Events: func(e txncoord.Event) {
-		if e == txncoord.EventAborted {
+	expired := make(chan struct{}, 16)
+	// Ids idle for a minute expire: none does until the workload moves
+	// the clock on a minute after its last transaction.
+	cfg := txncoord.Config{CheckInterval: time.Millisecond, Now: clock.Now, IDExpiration: time.Minute, Events: func(e txncoord.Event) {
+		switch e {
+		case txncoord.EventAborted:
 			aborted <- struct{}{}
+		case txncoord.EventExpired:
+			expired <- struct{}{}
 		}
 	}}
 	r.mu.Lock()
@@ -158,7 +169,7 @@ func TestCoordinatorCrashRecovery(t *testing.T) {
 			// An append: a crash before its sync returned leaves the
 			// file torn anywhere in the frame.
 			r.torn = append(r.torn, coordTorn{
-				point: coordPoint{what: r.what + ": a commit torn", fs: r.fs.Clone(), acked: maps.Clone(r.acked)},
+				point: coordPoint{what: r.what + ": a commit torn", fs: r.fs.Clone(), acked: maps.Clone(r.acked), mayExpire: r.expiring, expired: r.expired},
 				prev:  r.lastDB, cur: data})
 		} else {
 			// Written anew (the conversion, a compaction): a crash
@@ -167,7 +178,7 @@ func TestCoordinatorCrashRecovery(t *testing.T) {
 			r.rewrites++
 			for _, tmp := range [][]byte{data, data[:len(data)/2], {}} {
 				r.points = append(r.points, coordPoint{what: fmt.Sprintf("%s: transactions.db written anew, crash before the rename (tmp of %d bytes)", r.what, len(tmp)),
-					fs: r.fs.Clone(), txnDB: r.lastDB, tmp: tmp, acked: maps.Clone(r.acked)})
+					fs: r.fs.Clone(), txnDB: r.lastDB, tmp: tmp, acked: maps.Clone(r.acked), mayExpire: r.expiring, expired: r.expired})
 			}
 		}
 		r.lastDB = data
@@ -264,6 +275,27 @@ func TestCoordinatorCrashRecovery(t *testing.T) {
 				<-aborted
 			}
 		}
+	}
+	// Every id idle a minute on: A, B and C (the converted file's)
+	// expire, each with a durable tombstone. A comes back with a new
+	// producer id.
+	r.what = "A, B and C expire"
+	r.expiring = true
+	r.outside(func() {
+		clock.Advance(time.Minute + time.Millisecond)
+		for range 3 {
+			<-expired
+		}
+	})
+	r.expired = true
+	if ids := c.List(); len(ids) != 0 {
+		t.Fatalf("after the expiry: %+v", ids)
+	}
+	oldA := prods["A"].pid
+	r.what = "A comes back"
+	initProducer("A")
+	if prods["A"].pid == oldA || prods["A"].epoch != 0 {
+		t.Fatalf("A after its expiry: producer id %d epoch %d, it had %d", prods["A"].pid, prods["A"].epoch, oldA)
 	}
 	// A last transaction left ongoing at the crash.
 	r.what = "txn 14 (A): left ongoing"
@@ -430,9 +462,18 @@ func (r *coordCrashRun) check(img *crashfs.FS, cp coordPoint, data map[coordData
 	}
 	if cp.txnDB != nil {
 		// The store's earlier transactional id, from the bbolt file.
+		// Expired (and gone) only once the expiry may be durable; for
+		// good once it was reported.
 		i := slices.IndexFunc(c.List(), func(tx txncoord.Transaction) bool { return tx.TransactionalID == "C" })
-		if i < 0 || c.List()[i].State != "CompleteCommit" || c.List()[i].ProducerID != 50 || c.List()[i].Epoch != 2 {
+		switch {
+		case i >= 0 && cp.expired:
+			return fmt.Errorf("C is back after its expiry was durable: %+v", c.List())
+		case i < 0 && cp.mayExpire:
+		case i < 0 || c.List()[i].State != "CompleteCommit" || c.List()[i].ProducerID != 50 || c.List()[i].Epoch != 2:
 			return fmt.Errorf("the id of the converted file: %+v", c.List())
+		}
+		if j := slices.IndexFunc(c.List(), func(tx txncoord.Transaction) bool { return tx.TransactionalID == "B" }); cp.expired && j >= 0 {
+			return fmt.Errorf("B is back after its expiry was durable: %+v", c.List())
 		}
 		if c.CoordinatorEpoch() <= 4 {
 			return fmt.Errorf("coordinator epoch %d, not above the converted file's 4", c.CoordinatorEpoch())

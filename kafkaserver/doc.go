@@ -219,7 +219,14 @@
 // INVALID_TRANSACTION_TIMEOUT; a transaction open longer than its timeout
 // is aborted by the coordinator (checked every
 // Config.TransactionCheckInterval), with the epoch bumped so its producer
-// is fenced. An empty transactional id is 42 INVALID_REQUEST, and so is
+// is fenced. A transactional id idle (no transaction ongoing or being
+// decided) for Config.TransactionalIDExpiration
+// (`serve --transactional-id-expiration`, Kafka's
+// transactional.id.expiration.ms, 7 days) is forgotten at that same
+// check: DescribeTransactions answers 105 for it, ListTransactions leaves
+// it out, AddPartitionsToTxn and EndTxn of its old producer get 49, and
+// its next InitProducerId gets a new producer id at epoch 0
+// (logstore_transactional_ids_expired_total counts them). An empty transactional id is 42 INVALID_REQUEST, and so is
 // a v3+ request with a producer id and no epoch or the reverse; a
 // producer id that is not the id's is 90, as Kafka answers. A
 // re-init while a transaction is ongoing aborts it whoever sent it: a

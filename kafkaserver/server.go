@@ -81,8 +81,16 @@ type Config struct {
 	// TransactionCheckInterval is how often the transaction coordinator
 	// looks for transactions open past their timeout, to abort them
 	// (Kafka's transaction.abort.timed.out.transaction.cleanup.interval.ms);
-	// 0 is the coordinator's default, 10 seconds.
+	// 0 is the coordinator's default, 10 seconds. The same scan expires
+	// idle transactional ids.
 	TransactionCheckInterval time.Duration
+	// TransactionalIDExpiration is how long a transactional id may stay
+	// idle (no transaction ongoing or being decided, no state change)
+	// before the coordinator forgets it (Kafka's
+	// transactional.id.expiration.ms); it comes back, if it does, with
+	// a new producer id. 0 is DefaultTransactionalIDExpiration, 7 days;
+	// negative is never.
+	TransactionalIDExpiration time.Duration
 }
 
 // Server serves one logstore.Store over the Kafka protocol. Create it

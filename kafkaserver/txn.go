@@ -16,6 +16,10 @@ import (
 // is 0: Kafka's transaction.max.timeout.ms (15 minutes).
 const DefaultTransactionMaxTimeout = 15 * time.Minute
 
+// DefaultTransactionalIDExpiration is Config.TransactionalIDExpiration
+// when it is 0: Kafka's transactional.id.expiration.ms (7 days).
+const DefaultTransactionalIDExpiration = txncoord.DefaultIDExpiration
+
 // openCoordinator opens the store's transaction coordinator
 // (transactions.db at the store root), which writes its markers into the
 // store's partitions and takes producer ids from the catalog.
@@ -23,6 +27,7 @@ func (s *Server) openCoordinator(ids txncoord.ProducerIDs) (*txncoord.Coordinato
 	return txncoord.Open(s.store.Dir(), ids, s.markers(), txncoord.Config{
 		MaxTimeout:    s.cfg.TransactionMaxTimeout,
 		CheckInterval: s.cfg.TransactionCheckInterval,
+		IDExpiration:  s.cfg.TransactionalIDExpiration,
 		Logger:        s.log,
 		Events:        txnEvents(s.cfg.Metrics),
 	})
@@ -44,6 +49,8 @@ func txnEvents(m *metrics.Metrics) func(txncoord.Event) {
 			m.Transaction(metrics.TxnAborted)
 		case txncoord.EventTimedOut:
 			m.Transaction(metrics.TxnTimedOut)
+		case txncoord.EventExpired:
+			m.TransactionalIDExpired()
 		}
 	}
 }

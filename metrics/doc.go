@@ -59,6 +59,9 @@
 //	                                                        exported from the start, at 0.
 //	logstore_transactions_open                   gauge      transactions begun and not completed: ongoing, or
 //	                                                        decided with markers still to write
+//	logstore_transactional_ids_expired_total     counter    transactional ids the coordinator forgot, idle past
+//	                                                        their expiration (serve --transactional-id-expiration,
+//	                                                        Kafka's transactional.id.expiration.ms)
 //
 // Store (from logstore.Events, for every partition together):
 //

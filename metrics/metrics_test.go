@@ -351,6 +351,10 @@ func TestNilMetrics(t *testing.T) {
 	if n := m.ProduceBatches(metrics.OutcomeDuplicate); n != 0 {
 		t.Fatalf("ProduceBatches of nil: %v", n)
 	}
+	m.TransactionalIDExpired()
+	if n := m.TransactionalIDsExpired(); n != 0 {
+		t.Fatalf("TransactionalIDsExpired of nil: %v", n)
+	}
 	rec := httptest.NewRecorder()
 	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	if rec.Code != http.StatusNotFound {
@@ -386,5 +390,23 @@ func TestHandler(t *testing.T) {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("/metrics lacks %q", want)
 		}
+	}
+}
+
+// TestTransactionalIDsExpired: each expired id counts once, exported
+// from the start at 0.
+func TestTransactionalIDsExpired(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m := metrics.New(reg)
+	if got := sample(t, reg, "logstore_transactional_ids_expired_total"); got != 0 {
+		t.Fatalf("before any expiry: %v", got)
+	}
+	m.TransactionalIDExpired()
+	m.TransactionalIDExpired()
+	if got := sample(t, reg, "logstore_transactional_ids_expired_total"); got != 2 {
+		t.Fatalf("after two expiries: %v", got)
+	}
+	if got := m.TransactionalIDsExpired(); got != 2 {
+		t.Fatalf("TransactionalIDsExpired: %v", got)
 	}
 }

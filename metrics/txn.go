@@ -38,6 +38,8 @@ func (e TxnEvent) String() string {
 // txnMetrics are the transaction coordinator's metrics.
 type txnMetrics struct {
 	events [numTxnEvents]prometheus.Counter
+	// expired counts the transactional ids the coordinator expired.
+	expired prometheus.Counter
 	// open reads the number of open transactions at scrape time; nil
 	// until WatchOpenTransactions.
 	open atomic.Pointer[func() int]
@@ -60,7 +62,11 @@ func (t *txnMetrics) register(reg prometheus.Registerer) {
 		}
 		return 0
 	})
-	reg.MustRegister(events, open)
+	t.expired = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "logstore_transactional_ids_expired_total",
+		Help: "Transactional ids the transaction coordinator forgot after they were idle past their expiration (Kafka's transactional.id.expiration.ms).",
+	})
+	reg.MustRegister(events, open, t.expired)
 }
 
 // Transaction counts one transaction event e.
@@ -80,6 +86,28 @@ func (m *Metrics) Transactions(e TxnEvent) float64 {
 	}
 	var d dto.Metric
 	if err := m.txn.events[e].Write(&d); err != nil {
+		return 0
+	}
+	return d.GetCounter().GetValue()
+}
+
+// TransactionalIDExpired counts one transactional id the coordinator
+// expired (logstore_transactional_ids_expired_total).
+func (m *Metrics) TransactionalIDExpired() {
+	if m == nil {
+		return
+	}
+	m.txn.expired.Inc()
+}
+
+// TransactionalIDsExpired returns how many transactional ids
+// TransactionalIDExpired has counted so far.
+func (m *Metrics) TransactionalIDsExpired() float64 {
+	if m == nil {
+		return 0
+	}
+	var d dto.Metric
+	if err := m.txn.expired.Write(&d); err != nil {
 		return 0
 	}
 	return d.GetCounter().GetValue()

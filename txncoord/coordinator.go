@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 )
@@ -40,8 +41,9 @@ type ProducerIDs interface {
 
 // Defaults of Config, Kafka's.
 const (
-	DefaultMaxTimeout    = 15 * time.Minute // transaction.max.timeout.ms
-	DefaultCheckInterval = 10 * time.Second // transaction.abort.timed.out.transaction.cleanup.interval.ms
+	DefaultMaxTimeout    = 15 * time.Minute   // transaction.max.timeout.ms
+	DefaultCheckInterval = 10 * time.Second   // transaction.abort.timed.out.transaction.cleanup.interval.ms
+	DefaultIDExpiration  = 7 * 24 * time.Hour // transactional.id.expiration.ms
 )
 
 // Config configures a Coordinator. The zero value is Kafka's defaults.
@@ -50,8 +52,16 @@ type Config struct {
 	// for (Kafka's transaction.max.timeout.ms); 0 means 15 minutes.
 	MaxTimeout time.Duration
 	// CheckInterval is how often ongoing transactions are checked for
-	// their timeout; 0 means 10 seconds.
+	// their timeout, and idle transactional ids for their expiration;
+	// 0 means 10 seconds.
 	CheckInterval time.Duration
+	// IDExpiration is how long a transactional id may go without a
+	// write of its state, while no transaction of it is ongoing or
+	// being decided, before it expires (Kafka's
+	// transactional.id.expiration.ms): it is then forgotten, and comes
+	// back, if ever, with a new producer id. 0 means 7 days; a
+	// negative value, never.
+	IDExpiration time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// Logger gets what the coordinator decides on its own (timeouts)
@@ -88,6 +98,9 @@ const (
 	// coordinator decided its abort (EventAborted follows once its
 	// markers are written).
 	EventTimedOut
+	// EventExpired: a transactional id was idle past Config.IDExpiration
+	// and is forgotten (its tombstone is durable).
+	EventExpired
 )
 
 func (e Event) String() string {
@@ -100,6 +113,8 @@ func (e Event) String() string {
 		return "aborted"
 	case EventTimedOut:
 		return "timed out"
+	case EventExpired:
+		return "expired"
 	}
 	return fmt.Sprintf("Event(%d)", int(e))
 }
@@ -172,6 +187,9 @@ func Open(dir string, ids ProducerIDs, markers Markers, cfg Config) (*Coordinato
 	if cfg.CheckInterval <= 0 {
 		cfg.CheckInterval = DefaultCheckInterval
 	}
+	if cfg.IDExpiration == 0 {
+		cfg.IDExpiration = DefaultIDExpiration
+	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -183,7 +201,7 @@ func Open(dir string, ids ProducerIDs, markers Markers, cfg Config) (*Coordinato
 		cfg.CompactBytes = defaultCompactBytes
 	}
 	path := filepath.Join(dir, FileName)
-	lf, res, err := openLog(path, cfg.CompactBytes, log)
+	lf, res, err := openLog(path, cfg.CompactBytes, max(cfg.Now().UnixMilli(), 0), log)
 	if err != nil {
 		return nil, fmt.Errorf("txncoord: open %s: %w", path, err)
 	}
@@ -264,6 +282,9 @@ func (c *Coordinator) event(e Event) {
 
 func (c *Coordinator) nowMs() int64 { return c.cfg.Now().UnixMilli() }
 
+// stamp sets r's last update time to now, before r is written.
+func (c *Coordinator) stamp(r *record) { r.lastUpdateMs = max(c.nowMs(), 0) }
+
 // lookup returns the txn of id visible to calls, nil when there is none.
 // The caller holds c.mu.
 func (c *Coordinator) lookup(id string) *txn {
@@ -325,7 +346,7 @@ func (c *Coordinator) InitProducerID(txnID string, timeout time.Duration, produc
 	if t == nil {
 		t = &txn{id: txnID, fresh: true, pending: true, rec: record{
 			state: stateEmpty, producerID: noProducerID, epoch: noEpoch,
-			prevProducerID: noProducerID, lastEpoch: noEpoch, startMs: -1,
+			prevProducerID: noProducerID, lastEpoch: noEpoch, startMs: -1, lastUpdateMs: -1,
 		}}
 		c.txns[txnID] = t
 		c.mu.Unlock()
@@ -411,6 +432,7 @@ func (c *Coordinator) initLocked(t *txn, r record, timeout time.Duration, expect
 			return 0, 0, fmt.Errorf("%w: transactional id %q is at epoch %d, the producer has %d", ErrProducerFenced, t.id, r.epoch, epoch)
 		}
 	}
+	c.stamp(&next)
 	if err := c.w.write(t.id, next); err != nil {
 		return 0, 0, err
 	}
@@ -490,6 +512,7 @@ func (c *Coordinator) AddPartitions(txnID string, producerID int64, epoch int16,
 	}
 	t.pending = true
 	c.mu.Unlock()
+	c.stamp(&next)
 	if err := c.w.write(txnID, next); err != nil {
 		c.settle(t, nil)
 		return err
@@ -573,6 +596,7 @@ func (c *Coordinator) finish(t *txn, prep record, persisted bool) error {
 	t.produce.Lock()
 	defer t.produce.Unlock()
 	if !persisted {
+		c.stamp(&prep)
 		if err := c.w.write(t.id, prep); err != nil {
 			return err
 		}
@@ -589,6 +613,7 @@ func (c *Coordinator) finish(t *txn, prep record, persisted bool) error {
 	if commit {
 		done.state = stateCompleteCommit
 	}
+	c.stamp(&done)
 	if c.opening {
 		if err := c.w.write(t.id, done); err != nil {
 			return err
@@ -709,7 +734,8 @@ func (c *Coordinator) List() []Transaction {
 }
 
 // scan aborts, every CheckInterval, the ongoing transactions older than
-// their timeout, and retries decisions whose markers failed.
+// their timeout, retries decisions whose markers failed, and expires
+// the transactional ids idle past Config.IDExpiration.
 func (c *Coordinator) scan() {
 	defer close(c.scanDone)
 	tick := time.NewTicker(c.cfg.CheckInterval)
@@ -720,6 +746,7 @@ func (c *Coordinator) scan() {
 			return
 		case <-tick.C:
 			c.checkTimeouts()
+			c.expireIDs()
 		}
 	}
 }
@@ -778,5 +805,68 @@ func (c *Coordinator) checkTimeouts() {
 		}
 		c.settle(j.t, nil)
 		c.ops.Done()
+	}
+}
+
+// expireIDs is one expiration scan, as Kafka's removal of expired
+// transactional ids: each id in Empty, CompleteCommit or CompleteAbort
+// (never one with a transaction ongoing or being decided) whose last
+// write is Config.IDExpiration or more before now, and which no call is
+// changing, is marked pending (Kafka's pending Dead: a call for it
+// meanwhile gets ErrConcurrentTransactions), its tombstone is committed
+// durably, and then it is forgotten. An id whose tombstone failed stays
+// as it was.
+func (c *Coordinator) expireIDs() {
+	if c.cfg.IDExpiration < 0 {
+		return
+	}
+	cutoff := c.nowMs() - c.cfg.IDExpiration.Milliseconds()
+	var expired []*txn
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return
+	}
+	for _, t := range c.txns {
+		if t.pending || t.fresh || t.rec.lastUpdateMs > cutoff {
+			continue
+		}
+		switch t.rec.state {
+		case stateEmpty, stateCompleteCommit, stateCompleteAbort:
+			t.pending = true
+			expired = append(expired, t)
+		}
+	}
+	if len(expired) == 0 {
+		c.mu.Unlock()
+		return
+	}
+	c.ops.Add(1)
+	defer c.ops.Done()
+	c.mu.Unlock()
+	slices.SortFunc(expired, func(a, b *txn) int { return strings.Compare(a.id, b.id) })
+	keys := make([]string, len(expired))
+	recs := make([]record, len(expired)) // t.rec cannot change while pending
+	for i, t := range expired {
+		keys[i] = t.id
+		recs[i] = t.rec
+	}
+	errs := c.w.remove(keys)
+	c.mu.Lock()
+	for i, t := range expired {
+		t.pending = false
+		if errs[i] == nil && c.txns[t.id] == t {
+			delete(c.txns, t.id)
+		}
+	}
+	c.mu.Unlock()
+	for i, t := range expired {
+		if errs[i] != nil {
+			c.log.Error("txncoord: expiring a transactional id", "transactional_id", t.id, "err", errs[i])
+			continue
+		}
+		r := recs[i]
+		c.log.Info("txncoord: expired an idle transactional id", "transactional_id", t.id, "producer_id", r.producerID, "epoch", r.epoch, "state", r.state, "last_update_ms", r.lastUpdateMs)
+		c.event(EventExpired)
 	}
 }

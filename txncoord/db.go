@@ -91,7 +91,11 @@ type loadResult struct {
 // renamed over the old one, the directory synced). That compacts the
 // file, drops a torn tail (logged with the file and offset), converts a
 // bbolt file, and creates the file in a new store, each crash-safe.
-func openLog(path string, compactBytes int64, log *slog.Logger) (*logFile, loadResult, error) {
+//
+// A record of the previous record layout, which has no last update
+// time, is stamped with nowMs (and written so): an id idle since before
+// this build expires an expiration after this Open.
+func openLog(path string, compactBytes int64, nowMs int64, log *slog.Logger) (*logFile, loadResult, error) {
 	res := loadResult{records: map[string]record{}}
 	epoch := int32(0)
 	var records map[string][]byte
@@ -140,6 +144,10 @@ func openLog(path string, compactBytes int64, log *slog.Logger) (*logFile, loadR
 		if err != nil { // checked by decodeLog and readBolt
 			return nil, res, fmt.Errorf("transactional id %q: %w", id, err)
 		}
+		if r.lastUpdateMs < 0 {
+			r.lastUpdateMs = nowMs
+			records[id] = r.encode()
+		}
 		res.records[id] = r
 	}
 	l, err := newLogFile(path, res.coordinatorEpoch, records, compactBytes)
@@ -149,8 +157,8 @@ func openLog(path string, compactBytes int64, log *slog.Logger) (*logFile, loadR
 	return l, res, nil
 }
 
-// put is one write of a record (or, with val nil, a deletion) for the
-// committer. done receives the commit's result; nil for a lazy write
+// put is one write of a record (or, with val nil, a tombstone: the id
+// expired) for the committer. done receives the commit's result; nil for a lazy write
 // whose caller does not wait.
 type put struct {
 	key  string
@@ -299,6 +307,22 @@ func (c *committer) write(key string, r record) error {
 	p := &put{key: key, val: r.encode(), done: make(chan error, 1)}
 	c.queue <- p
 	return <-p.done
+}
+
+// remove queues a tombstone for each of keys and waits until all are
+// committed (durable): queued together, they share commits (as many
+// as the queue holds in one), and each is whole or not there. errs[i] is the result of keys[i].
+func (c *committer) remove(keys []string) (errs []error) {
+	puts := make([]*put, len(keys))
+	for i, k := range keys {
+		puts[i] = &put{key: k, done: make(chan error, 1)}
+		c.queue <- puts[i]
+	}
+	errs = make([]error, len(keys))
+	for i, p := range puts {
+		errs[i] = <-p.done
+	}
+	return errs
 }
 
 // writeLazy queues key=val without waiting: it is committed with the

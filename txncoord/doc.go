@@ -20,12 +20,14 @@
 //	               an abort; markers being written
 //	CompleteCommit every COMMIT marker written; no partitions
 //	CompleteAbort  every ABORT marker written; no partitions
-//	Dead           not used (Kafka's expired ids; this coordinator does
-//	               not expire transactional ids yet)
+//	Dead           not stored: an expired id (see Expiration) is
+//	               forgotten, its record replaced by a tombstone; the
+//	               value stays reserved in the record's state byte
 //
 //	Empty, CompleteX --AddPartitions--> Ongoing --EndTxn--> PrepareX
 //	PrepareX --markers written--> CompleteX --InitProducerID--> Empty
 //	Ongoing --InitProducerID or timeout (epoch bumped)--> PrepareAbort
+//	Empty, CompleteX --idle past Config.IDExpiration--> (Dead) forgotten
 //
 // InitProducerID: an unknown id gets a new producer id (from
 // ProducerIDs) at epoch 0. A known one in Empty or CompleteX gets its
@@ -60,6 +62,26 @@
 // produces ErrInvalidProducerEpoch, as with Kafka) and aborts it with
 // that epoch. It also finishes a PrepareX whose marker writes failed.
 //
+// Expiration: the same scan (every Config.CheckInterval, 10 seconds;
+// Kafka checks every
+// transactions.remove.expired.transaction.cleanup.interval.ms, an hour,
+// but the scan already visits every id, so riding it costs little)
+// expires transactional ids, as Kafka's TransactionStateManager does
+// with transactional.id.expiration.ms: an id in Empty, CompleteCommit or
+// CompleteAbort whose last update (when its record was last written,
+// kept in the record) is Config.IDExpiration (7 days) or more before
+// now, and which no call is changing, is marked pending (any call for
+// it meanwhile gets ErrConcurrentTransactions, as Kafka's pending Dead),
+// its tombstone is committed (durably, waited for), and then it is
+// forgotten: Describe and List no longer show it (the server answers
+// DescribeTransactions with TRANSACTIONAL_ID_NOT_FOUND, as for an id
+// never seen), and AddPartitions, EndTxn and BeginProduce of its old
+// producer get ErrInvalidProducerIDMapping. An id with a transaction
+// Ongoing or in PrepareX never expires, however old. Coming back, an id
+// is a new one: InitProducerID gives it a new producer id (ProducerIDs
+// never hands out one twice) at epoch 0. A negative IDExpiration turns
+// expiration off. Each expired id is reported as EventExpired.
+//
 // # Produces and markers
 //
 // BeginProduce admits a transactional batch: the id's producer id and
@@ -88,12 +110,14 @@
 //	8      n    payload: a type byte, then
 //	            1 (coordinator epoch): the epoch (4, >= 0)
 //	            2 (puts): one or more entries, each: id length (2, > 0),
-//	            the transactional id, record length (4), the record
+//	            the transactional id, record length (4), the record;
+//	            a record length of 0 is a tombstone: the id expired
 //
-// A record (an id's whole state; the last put of an id wins) is:
+// A record (an id's whole state; the last put of an id wins, and a
+// tombstone after it removes the id) is:
 //
 //	offset size field
-//	0      1    record version (1)
+//	0      1    record version (2)
 //	1      1    state: 0 Empty, 1 Ongoing, 2 PrepareCommit,
 //	            3 PrepareAbort, 4 CompleteCommit, 5 CompleteAbort, 6 Dead
 //	2      8    producer id (>= 0)
@@ -104,9 +128,17 @@
 //	26     8    start of the ongoing transaction, Unix ms
 //	            (>= 0 in Ongoing and PrepareX, -1 otherwise)
 //	34     4    unused, 0
-//	38     4    partition count n (> 0 exactly in Ongoing and PrepareX)
-//	42     ...  n partitions, sorted by topic then partition:
+//	38     8    last update, Unix ms (>= 0): when the record was written
+//	46     4    partition count n (> 0 exactly in Ongoing and PrepareX)
+//	50     ...  n partitions, sorted by topic then partition:
 //	            topic length (2, > 0), topic, partition (4, >= 0)
+//
+// Record version 1, which builds before expiration wrote, is the same
+// without the last update (the partition count at 38, the partitions
+// at 42). It is still read; Open stamps such a record with its own time
+// and writes it as version 2 in the file it writes anew, so an id idle
+// since before the upgrade expires IDExpiration after the first Open
+// that read it.
 //
 // Invariants. The first frame is the coordinator epoch record, and it
 // is the only one: Open writes the file anew with the next epoch
@@ -119,7 +151,8 @@
 // is always whole up to its last commit: it only ever comes into place
 // by a rename of a file written and synced before (see Rewrites).
 //
-// Open replays the file: the state is the last put of each id. It reads
+// Open replays the file: the state is the last put of each id, minus
+// the ids whose last entry is a tombstone. It reads
 // the file whole (so no length is ever allocated for: each is checked
 // against the bytes left) and checks every length, CRC and field. The
 // first frame that is cut off, has a length of 0 or over the limit, or
@@ -139,7 +172,8 @@
 // Rewrites. Open, and a commit after which the file is larger than
 // Config.CompactBytes (1 MiB) and twice its live records, write the file
 // anew: the header, the epoch record, the live records (in frames of
-// about 1 MiB), into transactions.db.new (TmpFileName), fdatasync, then
+// about 1 MiB; an expired id and its tombstone are not live, so a
+// rewrite drops both), into transactions.db.new (TmpFileName), fdatasync, then
 // rename it over transactions.db and sync the directory. A crash before
 // the rename leaves the old file whole and the tmp file, which is
 // ignored and replaced by the next rewrite; after the rename, the new
@@ -240,6 +274,14 @@
 //     crash, Read (and so `logstore producers`) may show PrepareX for a
 //     transaction already answered as ended; the next Open finishes it.
 //   - The coordinator epoch at Open: yes, before any marker.
+//   - An expiry's tombstone: yes, before the id is forgotten in memory.
+//     The tombstones of one scan are queued together and share commits
+//     (the committer takes what is queued: up to a few hundred in one);
+//     each is whole or not there. A crash that loses one
+//     leaves the id as it was (idle, so it expires again at the next
+//     scan after Open); a returning id's new mapping is queued after the
+//     tombstone, so the file never has the tombstone after it. A failed
+//     tombstone commit leaves the id as it was, in memory and on disk.
 //
 // Open finishes every PrepareX (markers, then a durable CompleteX)
 // before it returns. Ongoing transactions stay Ongoing, with their start
@@ -262,7 +304,9 @@
 //
 // # Limits
 //
-// Transactional ids are never expired (Kafka's
-// transactional.id.expiration.ms); each costs a record and a little
-// memory until deleted by hand.
+// Each transactional id costs a record and a little memory until it
+// expires (Config.IDExpiration, 7 days idle, as Kafka); with expiration
+// off (negative), until deleted by hand. A build before expiration
+// cannot read a file this one wrote (record version 2): it reports
+// ErrDamaged rather than guess.
 package txncoord

@@ -21,6 +21,9 @@ func SetLazyDelay(d time.Duration) (restore func()) {
 // CheckTimeouts runs one timeout scan now.
 func (c *Coordinator) CheckTimeouts() { c.checkTimeouts() }
 
+// ExpireIDs runs one expiration scan now.
+func (c *Coordinator) ExpireIDs() { c.expireIDs() }
+
 // SeedRecord is a record for Seed.
 type SeedRecord struct {
 	State                      string
@@ -29,6 +32,9 @@ type SeedRecord struct {
 	TimeoutMs                  int32
 	StartMs                    int64
 	Partitions                 []TopicPartition
+	// LastUpdateMs: 0 is none, a version 1 record (as a build without
+	// expiration wrote it).
+	LastUpdateMs int64
 }
 
 // Seed writes records into DIR/transactions.db (created if absent, at
@@ -114,7 +120,10 @@ func DecodeRecord(b []byte) ([]byte, error) {
 
 // EncodeSeed encodes s as a record value.
 func EncodeSeed(s SeedRecord) []byte {
-	r := record{producerID: s.ProducerID, prevProducerID: s.PrevProducerID, epoch: s.Epoch, lastEpoch: s.LastEpoch, timeoutMs: s.TimeoutMs, startMs: s.StartMs, partitions: s.Partitions}
+	r := record{producerID: s.ProducerID, prevProducerID: s.PrevProducerID, epoch: s.Epoch, lastEpoch: s.LastEpoch, timeoutMs: s.TimeoutMs, startMs: s.StartMs, partitions: s.Partitions, lastUpdateMs: s.LastUpdateMs}
+	if r.lastUpdateMs == 0 {
+		r.lastUpdateMs = -1
+	}
 	for i, n := range stateNames {
 		if n == s.State {
 			r.state = state(i)

@@ -17,8 +17,12 @@ func FuzzDecodeRecord(f *testing.F) {
 		Partitions: []txncoord.TopicPartition{{Topic: "a", Partition: 0}, {Topic: "a", Partition: 7}, {Topic: "topic-b", Partition: 2}}}))
 	f.Add(txncoord.EncodeSeed(txncoord.SeedRecord{State: "PrepareAbort", ProducerID: 9, Epoch: 32767, PrevProducerID: -1, LastEpoch: -1, TimeoutMs: 900000, StartMs: 0,
 		Partitions: []txncoord.TopicPartition{{Topic: "x", Partition: 2147483647}}}))
+	f.Add(txncoord.EncodeSeed(txncoord.SeedRecord{State: "CompleteAbort", ProducerID: 9, Epoch: 5, PrevProducerID: -1, LastEpoch: 4, TimeoutMs: 60000, StartMs: -1, LastUpdateMs: 1700000000000}))
+	f.Add(txncoord.EncodeSeed(txncoord.SeedRecord{State: "Ongoing", ProducerID: 9, Epoch: 4, PrevProducerID: 3, LastEpoch: 3, TimeoutMs: 1, StartMs: 1700000000000, LastUpdateMs: 1700000000001,
+		Partitions: []txncoord.TopicPartition{{Topic: "a", Partition: 0}, {Topic: "topic-b", Partition: 2}}}))
 	f.Add([]byte{})
 	f.Add([]byte{1})
+	f.Add([]byte{2})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		out, err := txncoord.DecodeRecord(b)
 		if err != nil {
@@ -46,6 +50,12 @@ func FuzzDecodeLog(f *testing.F) {
 	f.Add(txncoord.LogImage(0, nil))
 	f.Add(append(bytes.Clone(img), txncoord.Frame(append([]byte{2, 0, 1, 'z', 0, 0, 0, byte(len(recs["a"]))}, recs["a"]...))...))
 	f.Add(append(bytes.Clone(img), txncoord.Frame([]byte{1, 0, 0, 0, 4})...))
+	// Tombstones (record length 0): of a live id, of an unknown one,
+	// then a put of the id again, in one commit.
+	f.Add(append(bytes.Clone(img), txncoord.Frame([]byte{2, 0, 1, 'a', 0, 0, 0, 0})...))
+	f.Add(append(bytes.Clone(img), txncoord.Frame(append([]byte{2, 0, 2, 'b', 'b', 0, 0, 0, 0, 0, 1, 'q', 0, 0, 0, 0, 0, 2, 'b', 'b', 0, 0, 0, byte(len(recs["a"]))}, recs["a"]...))...))
+	v2 := txncoord.EncodeSeed(txncoord.SeedRecord{State: "CompleteCommit", ProducerID: 2, PrevProducerID: -1, LastEpoch: -1, TimeoutMs: 60000, StartMs: -1, LastUpdateMs: 1700000000000})
+	f.Add(append(bytes.Clone(img), txncoord.Frame(append([]byte{2, 0, 1, 'c', 0, 0, 0, byte(len(v2))}, v2...))...))
 	f.Add(append(bytes.Clone(img), 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0))
 	f.Add([]byte("LSTXNLOG"))
 	f.Add([]byte{})

@@ -39,7 +39,9 @@ const (
 	// Payload types (the first payload byte).
 	payloadEpoch = 1 // coordinator epoch (4, big-endian, >= 0)
 	// payloadPuts: one or more entries, each: id length (2, > 0), id,
-	// record length (4), record (record.encode). A commit is one frame.
+	// record length (4), record (record.encode); a record length of 0
+	// is a tombstone (the id expired: the replay forgets it). A commit
+	// is one frame.
 	payloadPuts = 2
 )
 
@@ -226,6 +228,11 @@ func (st *logState) apply(p []byte) error {
 			if uint64(n) > uint64(len(p)-off) {
 				return &decodeError{key: id, offset: off - 4, reason: fmt.Sprintf("record of %d bytes cut off (%d bytes left)", n, len(p)-off)}
 			}
+			if n == 0 {
+				// A tombstone: the id expired.
+				entries = append(entries, entry{id, nil})
+				continue
+			}
 			val := p[off : off+int(n)]
 			if _, err := decodeRecord(val); err != nil {
 				var de *decodeError
@@ -238,7 +245,11 @@ func (st *logState) apply(p []byte) error {
 			off += int(n)
 		}
 		for _, e := range entries {
-			st.records[e.id] = slices.Clone(e.val)
+			if e.val == nil {
+				delete(st.records, e.id)
+			} else {
+				st.records[e.id] = slices.Clone(e.val)
+			}
 		}
 	default:
 		return bad(0, "unknown record type %d", p[0])
@@ -423,6 +434,11 @@ func (l *logFile) commit(puts []*put) error {
 	for _, p := range puts {
 		if old, ok := l.live[p.key]; ok {
 			l.liveSize -= int64(entrySize(p.key, old))
+		}
+		if p.val == nil {
+			// A tombstone: a compaction drops it with the id.
+			delete(l.live, p.key)
+			continue
 		}
 		l.live[p.key] = p.val
 		l.liveSize += int64(entrySize(p.key, p.val))

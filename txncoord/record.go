@@ -59,6 +59,11 @@ type record struct {
 	// partitions are the partitions of the transaction (Ongoing or
 	// Prepare*), sorted; none in the other states.
 	partitions []TopicPartition
+	// lastUpdateMs is when the record was last written, Unix
+	// milliseconds (Kafka's txnLastUpdateTimestamp), from which an idle
+	// id expires; -1 when unknown (a version 1 record: Open stamps it
+	// with its own time).
+	lastUpdateMs int64
 }
 
 // clone returns r with its own partitions slice.
@@ -91,20 +96,30 @@ func compareTP(a, b TopicPartition) int {
 	return cmp.Compare(a.Partition, b.Partition)
 }
 
-// recordVersion is the record layout this build writes and reads.
-const recordVersion = 1
+// Record layouts: version 2 is written (version 1 only for a record
+// whose last update time is unknown, as decoded from an older file);
+// both are read.
+const (
+	recordVersion1 = 1
+	recordVersion  = 2
+)
 
-// recordHeaderSize is the fixed part of a version 1 record.
-const recordHeaderSize = 42
+// recordHeaderSize is the fixed part of a version 2 record;
+// recordHeaderSizeV1 of a version 1 record, which has no last update
+// time.
+const (
+	recordHeaderSize   = 50
+	recordHeaderSizeV1 = 42
+)
 
 // maxTopicLen bounds a topic name in a record: Kafka's limit is 249
 // characters; the field is 2 bytes.
 const maxTopicLen = math.MaxUint16
 
-// encode returns r in the version 1 layout (big-endian):
+// encode returns r in the version 2 layout (big-endian):
 //
 //	offset size field
-//	0      1    version (1)
+//	0      1    version (2)
 //	1      1    state (0 Empty ... 6 Dead)
 //	2      8    producer id
 //	10     2    producer epoch
@@ -113,15 +128,24 @@ const maxTopicLen = math.MaxUint16
 //	22     4    transaction timeout, ms
 //	26     8    start of the ongoing transaction, Unix ms (-1: none)
 //	34     4    unused, 0
-//	38     4    partition count n
-//	42     ...  n times: topic length (2), topic, partition (4)
+//	38     8    last update, Unix ms (>= 0)
+//	46     4    partition count n
+//	50     ...  n times: topic length (2), topic, partition (4)
+//
+// Version 1 is the same without the last update (the partition count
+// at 38, the partitions at 42); r is written so when its last update is
+// unknown (-1), which only a record decoded from version 1 has.
 func (r *record) encode() []byte {
 	n := recordHeaderSize
 	for _, tp := range r.partitions {
 		n += 2 + len(tp.Topic) + 4
 	}
+	version := byte(recordVersion)
+	if r.lastUpdateMs < 0 {
+		version = recordVersion1
+	}
 	b := make([]byte, 0, n)
-	b = append(b, recordVersion, byte(r.state))
+	b = append(b, version, byte(r.state))
 	b = binary.BigEndian.AppendUint64(b, uint64(r.producerID))
 	b = binary.BigEndian.AppendUint16(b, uint16(r.epoch))
 	b = binary.BigEndian.AppendUint64(b, uint64(r.prevProducerID))
@@ -129,6 +153,9 @@ func (r *record) encode() []byte {
 	b = binary.BigEndian.AppendUint32(b, uint32(r.timeoutMs))
 	b = binary.BigEndian.AppendUint64(b, uint64(r.startMs))
 	b = binary.BigEndian.AppendUint32(b, 0)
+	if version == recordVersion {
+		b = binary.BigEndian.AppendUint64(b, uint64(r.lastUpdateMs))
+	}
 	b = binary.BigEndian.AppendUint32(b, uint32(len(r.partitions)))
 	for _, tp := range r.partitions {
 		b = binary.BigEndian.AppendUint16(b, uint16(len(tp.Topic)))
@@ -159,11 +186,16 @@ func decodeRecord(b []byte) (record, error) {
 	if len(b) < 1 {
 		return r, bad(0, "empty value")
 	}
-	if b[0] != recordVersion {
-		return r, bad(0, "record version %d, this build reads %d", b[0], recordVersion)
+	header := recordHeaderSize
+	switch b[0] {
+	case recordVersion:
+	case recordVersion1:
+		header = recordHeaderSizeV1
+	default:
+		return r, bad(0, "record version %d, this build reads %d and %d", b[0], recordVersion1, recordVersion)
 	}
-	if len(b) < recordHeaderSize {
-		return r, bad(len(b), "record of %d bytes is shorter than its %d-byte header", len(b), recordHeaderSize)
+	if len(b) < header {
+		return r, bad(len(b), "record of %d bytes is shorter than its %d-byte header", len(b), header)
 	}
 	r.state = state(b[1])
 	if r.state >= numStates {
@@ -200,15 +232,22 @@ func decodeRecord(b []byte) (record, error) {
 	if u := binary.BigEndian.Uint32(b[34:]); u != 0 {
 		return r, bad(34, "unused field is %d, not 0", u)
 	}
-	n := binary.BigEndian.Uint32(b[38:])
-	off := recordHeaderSize
+	r.lastUpdateMs = -1
+	if b[0] == recordVersion {
+		r.lastUpdateMs = int64(binary.BigEndian.Uint64(b[38:]))
+		if r.lastUpdateMs < 0 {
+			return r, bad(38, "last update time %d is negative", r.lastUpdateMs)
+		}
+	}
+	n := binary.BigEndian.Uint32(b[header-4:])
+	off := header
 	// Each partition takes at least 6 bytes: check the count against
 	// the bytes left before allocating for it.
 	if uint64(n) > uint64(len(b)-off)/6 {
-		return r, bad(38, "partition count %d does not fit in the %d bytes left", n, len(b)-off)
+		return r, bad(header-4, "partition count %d does not fit in the %d bytes left", n, len(b)-off)
 	}
 	if (n > 0) != open {
-		return r, bad(38, "%d partitions in state %s", n, r.state)
+		return r, bad(header-4, "%d partitions in state %s", n, r.state)
 	}
 	if n > 0 {
 		r.partitions = make([]TopicPartition, 0, n)

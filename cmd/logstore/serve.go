@@ -42,6 +42,7 @@ type serveOptions struct {
 	defaultPartitions int32
 	maxRequestBytes   int32
 	txnMaxTimeout     time.Duration
+	txnIDExpiration   time.Duration
 	logFormat         string
 	store             storeFlags
 	// The group coordinator's settings (Kafka's names in the help).
@@ -68,6 +69,7 @@ func newServeCommand() *cobra.Command {
 		defaultPartitions: 1,
 		maxRequestBytes:   kafkaserver.DefaultMaxRequestBytes,
 		txnMaxTimeout:     kafkaserver.DefaultTransactionMaxTimeout,
+		txnIDExpiration:   kafkaserver.DefaultTransactionalIDExpiration,
 		logFormat:         "text",
 		groupDelay:        groupcoord.DefaultInitialRebalanceDelay,
 		offsetsRetain:     groupcoord.DefaultOffsetsRetention,
@@ -120,6 +122,7 @@ clean shutdown mark) and exits 0. A second signal exits at once.`,
 	f.Int32Var(&opts.defaultPartitions, "default-partitions", opts.defaultPartitions, "partitions of an auto-created topic, and of CreateTopics with -1")
 	f.Int32Var(&opts.maxRequestBytes, "max-request-bytes", opts.maxRequestBytes, "the largest request frame; a larger one closes its connection")
 	f.DurationVar(&opts.txnMaxTimeout, "transaction-max-timeout", opts.txnMaxTimeout, "the longest transaction timeout a transactional producer may ask for (Kafka's transaction.max.timeout.ms)")
+	f.DurationVar(&opts.txnIDExpiration, "transactional-id-expiration", opts.txnIDExpiration, "how long a transactional id may stay idle (no transaction open) before the coordinator forgets it; it comes back with a new producer id (Kafka's transactional.id.expiration.ms)")
 	f.StringVar(&opts.logFormat, "log-format", opts.logFormat, "log lines on stderr as text or json")
 	f.DurationVar(&opts.groupDelay, "group-initial-rebalance-delay", opts.groupDelay, "how long a consumer group's first rebalance waits for more members (group.initial.rebalance.delay.ms); 0 for none")
 	f.DurationVar(&opts.offsetsRetain, "offsets-retention", opts.offsetsRetain, "how long a consumer group's committed offsets are kept once it has no members (offsets.retention.minutes)")
@@ -145,6 +148,9 @@ func (o *serveOptions) complete(cmd *cobra.Command) error {
 	}
 	if o.txnMaxTimeout < time.Millisecond {
 		return fmt.Errorf("--transaction-max-timeout %s: must be 1ms or more", o.txnMaxTimeout)
+	}
+	if o.txnIDExpiration < time.Millisecond {
+		return fmt.Errorf("--transactional-id-expiration %s: must be 1ms or more", o.txnIDExpiration)
 	}
 	if o.logFormat != "text" && o.logFormat != "json" {
 		return fmt.Errorf("--log-format %q: want text or json", o.logFormat)
@@ -194,13 +200,14 @@ func runServe(ctx context.Context, o *serveOptions, stdout, stderr io.Writer) (e
 		}
 	}()
 	srv, err := kafkaserver.New(store, kafkaserver.Config{
-		Advertise:             o.advertise,
-		MaxRequestBytes:       o.maxRequestBytes,
-		AutoCreateTopics:      o.autoCreate,
-		DefaultPartitions:     o.defaultPartitions,
-		Logger:                logger,
-		Metrics:               m,
-		TransactionMaxTimeout: o.txnMaxTimeout,
+		Advertise:                 o.advertise,
+		MaxRequestBytes:           o.maxRequestBytes,
+		AutoCreateTopics:          o.autoCreate,
+		DefaultPartitions:         o.defaultPartitions,
+		Logger:                    logger,
+		Metrics:                   m,
+		TransactionMaxTimeout:     o.txnMaxTimeout,
+		TransactionalIDExpiration: o.txnIDExpiration,
 		// 0 means none here, and the default in the Config.
 		GroupInitialRebalanceDelay: cmp.Or(o.groupDelay, -1),
 		OffsetsRetention:           o.offsetsRetain,

@@ -52,3 +52,59 @@ func TestServeTransactionMaxTimeout(t *testing.T) {
 		t.Fatalf("serve: %v; stderr:\n%s", err, srv.stderr.String())
 	}
 }
+
+// TestServeTransactionalIDExpiration: serve's
+// --transactional-id-expiration reaches the coordinator: an id idle
+// past it is forgotten at the next scan (every 10 s), after which
+// DescribeTransactions answers 105 for it; below a millisecond is a
+// usage error.
+func TestServeTransactionalIDExpiration(t *testing.T) {
+	_, errOut, code := runCLI(t, "serve", "--dir", t.TempDir(), "--listen", "127.0.0.1:0", "--transactional-id-expiration", "0s")
+	if code == 0 || !strings.Contains(errOut, "--transactional-id-expiration") {
+		t.Errorf("--transactional-id-expiration 0s: exit %d, stderr %q", code, errOut)
+	}
+
+	srv := serveInProcess(t, "--dir", t.TempDir(), "--listen", "127.0.0.1:0", "--sync", "never", "--transactional-id-expiration", "1ms")
+	m := regexp.MustCompile(`^logstore serve: listening on (\S+),`).FindStringSubmatch(srv.ready)
+	if m == nil {
+		t.Fatalf("ready line %q", srv.ready)
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(m[1]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	id := "idle"
+	req := kmsg.NewPtrInitProducerIDRequest()
+	req.TransactionalID, req.TransactionTimeoutMillis = &id, 60000
+	if resp, err := req.RequestWith(ctx, cl); err != nil || resp.ErrorCode != 0 {
+		t.Fatalf("InitProducerId: %+v, %v", resp, err)
+	}
+	for {
+		d := kmsg.NewPtrDescribeTransactionsRequest()
+		d.TransactionalIDs = []string{id}
+		resp, err := d.RequestWith(ctx, cl)
+		if err != nil {
+			t.Fatalf("DescribeTransactions (the id did not expire within a minute?): %v", err)
+		}
+		if len(resp.TransactionStates) != 1 {
+			t.Fatalf("DescribeTransactions: %+v", resp)
+		}
+		if resp.TransactionStates[0].ErrorCode == 105 {
+			break
+		}
+		if resp.TransactionStates[0].ErrorCode != 0 {
+			t.Fatalf("DescribeTransactions: %+v", resp.TransactionStates[0])
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	cl.Close()
+	if err := srv.stop(); err != nil {
+		t.Fatalf("serve: %v; stderr:\n%s", err, srv.stderr.String())
+	}
+	if !strings.Contains(srv.stderr.String(), "expired an idle transactional id") {
+		t.Errorf("no log line of the expiry; stderr:\n%s", srv.stderr.String())
+	}
+}
