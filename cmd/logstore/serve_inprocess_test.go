@@ -4,7 +4,10 @@ import (
 	"bufio"
 	"context"
 	"io"
+	"regexp"
 	"testing"
+
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // inProcessServe is `logstore serve` run in the test's process: its
@@ -52,4 +55,20 @@ func serveInProcess(t *testing.T, args ...string) *inProcessServe {
 	go io.Copy(io.Discard, br)
 	s.ready = ready
 	return s
+}
+
+// client returns a kgo client of the server at the address its ready
+// line names, closed when the test ends (before the server stops).
+func (s *inProcessServe) client(t *testing.T) *kgo.Client {
+	t.Helper()
+	m := regexp.MustCompile(`^logstore serve: listening on (\S+),`).FindStringSubmatch(s.ready)
+	if m == nil {
+		t.Fatalf("ready line %q", s.ready)
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(m[1]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return cl
 }

@@ -2,12 +2,10 @@ package main
 
 import (
 	"context"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -21,15 +19,7 @@ func TestServeTransactionMaxTimeout(t *testing.T) {
 	}
 
 	srv := serveInProcess(t, "--dir", t.TempDir(), "--listen", "127.0.0.1:0", "--sync", "never", "--transaction-max-timeout", "2s")
-	m := regexp.MustCompile(`^logstore serve: listening on (\S+),`).FindStringSubmatch(srv.ready)
-	if m == nil {
-		t.Fatalf("ready line %q", srv.ready)
-	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(m[1]))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	cl := srv.client(t)
 	rctx, rcancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer rcancel()
 	for _, c := range []struct {
@@ -65,15 +55,7 @@ func TestServeTransactionalIDExpiration(t *testing.T) {
 	}
 
 	srv := serveInProcess(t, "--dir", t.TempDir(), "--listen", "127.0.0.1:0", "--sync", "never", "--transactional-id-expiration", "1ms")
-	m := regexp.MustCompile(`^logstore serve: listening on (\S+),`).FindStringSubmatch(srv.ready)
-	if m == nil {
-		t.Fatalf("ready line %q", srv.ready)
-	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(m[1]))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	cl := srv.client(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	id := "idle"
