@@ -119,21 +119,16 @@ func (p *Partition) AbortedTransactions(from, to int64) ([]segment.AbortedTxn, e
 // appended, applied to the producer state, and, for an ABORT that ends
 // an open transaction, recorded in the .txnindex of the segment holding
 // it, with the last stable offset Kafka computes at that moment. It
-// returns once the marker is durable, in every sync mode.
+// returns once the marker is durable, in every sync mode: it is
+// AppendMarkerWritten, then SyncTo past the marker.
 func (p *Partition) AppendMarker(producerID int64, epoch int16, commit bool, coordinatorEpoch int32) (AppendResult, error) {
-	p.mu.RLock()
-	defer p.mu.RUnlock()
-	if p.closed {
-		return AppendResult{}, p.wrap("append marker", ErrClosed)
-	}
-	res, err := p.appendMarker(producerID, epoch, commit, coordinatorEpoch)
+	res, err := p.AppendMarkerWritten(producerID, epoch, commit, coordinatorEpoch)
 	if err != nil {
-		return AppendResult{}, p.wrap("append marker", err)
+		return AppendResult{}, err
 	}
-	if err := p.log.SyncTo(res.LastOffset + 1); err != nil {
-		return AppendResult{}, p.wrap("append marker", err)
+	if err := p.SyncTo(res.LastOffset + 1); err != nil {
+		return AppendResult{}, err
 	}
-	p.durableSig.notify()
 	return res, nil
 }
 
