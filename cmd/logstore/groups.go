@@ -183,15 +183,9 @@ func runGroups(ctx context.Context, o *groupsOptions) (err error) {
 		}
 		detail := o.describe || o.group != ""
 		if o.json {
-			if !detail {
-				j.Offsets = nil
-			}
-			line, err := json.Marshal(j)
-			if err != nil {
+			if err := writeGroupJSON(out, j, detail); err != nil {
 				return err
 			}
-			out.Write(line)
-			out.WriteByte('\n')
 			continue
 		}
 		empty := "unknown"
@@ -210,6 +204,21 @@ func runGroups(ctx context.Context, o *groupsOptions) (err error) {
 	if err := out.Flush(); err != nil {
 		return fmt.Errorf("writing the groups: %w", err)
 	}
+	return nil
+}
+
+// writeGroupJSON writes group j as one JSON line, its offsets only in
+// detail (a bufio.Writer keeps its first write error for Flush).
+func writeGroupJSON(out *bufio.Writer, j groupJSON, detail bool) error {
+	if !detail {
+		j.Offsets = nil
+	}
+	line, err := json.Marshal(j)
+	if err != nil {
+		return err
+	}
+	out.Write(line)
+	out.WriteByte('\n')
 	return nil
 }
 

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -95,15 +94,9 @@ func runGroupsWire(ctx context.Context, o *groupsOptions) error {
 			}
 		}
 		if o.json {
-			if !detail {
-				j.Offsets = nil
-			}
-			line, err := json.Marshal(j)
-			if err != nil {
+			if err := writeGroupJSON(out, j, detail); err != nil {
 				return err
 			}
-			out.Write(line)
-			out.WriteByte('\n')
 			continue
 		}
 		fmt.Fprintf(out, "group=%s state=%s protocolType=%s members=%d\n", strconv.Quote(d.Group), d.State, strconv.Quote(d.ProtocolType), len(d.Members))
