@@ -6,6 +6,15 @@ import (
 	"time"
 )
 
+// answerAll sets every code to code and answers done with them once
+// the coordinator's lock is released (c.later).
+func (c *Coordinator) answerAll(codes []Code, code Code, done func([]Code)) {
+	for i := range codes {
+		codes[i] = code
+	}
+	c.later(func() { done(codes) })
+}
+
 // Commit handles an OffsetCommit: done gets one code per offset, once
 // the offsets are durable in groups.db (or refused). Kafka's classic
 // rules: a member commits with its member id and the current
@@ -17,12 +26,7 @@ func (c *Coordinator) Commit(req CommitRequest, done func([]Code)) {
 	c.lock()
 	defer c.unlock()
 	codes := make([]Code, len(req.Offsets))
-	failAll := func(code Code) {
-		for i := range codes {
-			codes[i] = code
-		}
-		c.later(func() { done(codes) })
-	}
+	failAll := func(code Code) { c.answerAll(codes, code, done) }
 	if c.closed {
 		failAll(NotCoordinator)
 		return

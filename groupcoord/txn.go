@@ -81,12 +81,7 @@ func (c *Coordinator) CommitTxn(req TxnCommitRequest, done func([]Code)) {
 	c.lock()
 	defer c.unlock()
 	codes := make([]Code, len(req.Offsets))
-	failAll := func(code Code) {
-		for i := range codes {
-			codes[i] = code
-		}
-		c.later(func() { done(codes) })
-	}
+	failAll := func(code Code) { c.answerAll(codes, code, done) }
 	switch {
 	case c.closed:
 		failAll(NotCoordinator)
