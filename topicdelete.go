@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -140,44 +139,46 @@ func (s *Store) DeleteTopic(topic string) error {
 	return nil
 }
 
-// deleteTopicDirs is steps 2 and 3 of DeleteTopic.
+// deleteTopicDirs is steps 2 and 3 of DeleteTopic. It reads the store
+// directory once: the topic's partition directories are renamed, and
+// the -delete directories of the topic that a DeleteTopic which failed
+// after its renames left are removed with them (a topic cut short in
+// the name is left to Open: another long topic may share the cut).
 func deleteTopicDirs(fsys vfs.FS, dir, topic string) error {
-	parts, err := listPartitionDirs(fsys, dir)
+	names, err := fsys.ReadDir(dir)
 	if err != nil {
 		return err
 	}
-	var renamed []string
-	for _, p := range parts {
-		if p.id.Topic != topic || p.err != nil {
-			continue // not this topic, or not a directory
+	var renamed, left []string
+	for _, name := range names {
+		if t, ok := deleteDirTopic(name); ok {
+			if t == topic && len(name) < maxDirNameLen {
+				left = append(left, name)
+			}
+			continue
 		}
-		name, err := deleteDirName(p.id)
+		id, ok := parsePartitionDir(name)
+		if !ok || id.Topic != topic {
+			continue
+		}
+		if _, err := fsys.ReadDir(filepath.Join(dir, name)); err != nil {
+			continue // not a directory
+		}
+		to, err := deleteDirName(id)
 		if err != nil {
 			return err
 		}
-		if err := fsys.Rename(filepath.Join(dir, p.name), filepath.Join(dir, name)); err != nil {
+		if err := fsys.Rename(filepath.Join(dir, name), filepath.Join(dir, to)); err != nil {
 			return err
 		}
-		renamed = append(renamed, name)
+		renamed = append(renamed, to)
 	}
-	gone := renamed
 	if len(renamed) > 0 {
 		if err := fsys.SyncDir(dir); err != nil {
 			return err
 		}
 	}
-	// What a DeleteTopic of the topic that failed after its renames left;
-	// a topic cut short in the name is left to Open (another long topic
-	// may share the cut).
-	names, err := fsys.ReadDir(dir)
-	if err != nil {
-		return err
-	}
-	for _, name := range names {
-		if t, ok := deleteDirTopic(name); ok && t == topic && len(name) < maxDirNameLen && !slices.Contains(renamed, name) {
-			gone = append(gone, name)
-		}
-	}
+	gone := append(renamed, left...)
 	if len(gone) == 0 {
 		return nil
 	}
