@@ -364,10 +364,7 @@ func (e *Env) VerifyProduce(ctx context.Context, res *kafkatest.Result) (string,
 	if err := kafkatest.Verify(res, found); err != nil {
 		return "", fmt.Errorf("consumed: %w", err)
 	}
-	if err := e.Stop(); err != nil {
-		return "", err
-	}
-	scanned, err := kafkatest.ScanStore(e.Dir, res.Topic, res.Partitions)
+	scanned, err := e.stopAndScan(res)
 	if err != nil {
 		return "", err
 	}

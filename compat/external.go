@@ -299,14 +299,7 @@ func applyTxnLines(res *kafkatest.TxnResult, lines []driverLine) error {
 		if ok && end.Error != nil && *end.Error != "" {
 			tx.Err = errors.New(*end.Error)
 		}
-		switch tx.Outcome {
-		case kafkatest.TxnCommitted:
-			res.Committed++
-		case kafkatest.TxnAborted:
-			res.Aborted++
-		case kafkatest.TxnUncertain:
-			res.Uncertain++
-		}
+		countOutcome(res, tx.Outcome)
 		if tx.Err != nil && res.Err == nil {
 			res.Err = fmt.Errorf("transaction %d: %w", tx.Index, tx.Err)
 		}
@@ -318,16 +311,13 @@ func applyTxnLines(res *kafkatest.TxnResult, lines []driverLine) error {
 // the same client read back (once each, at the acknowledged offsets),
 // then by the store scan (verifyPlain: no producer id either).
 func checkProducedOnce(e *Env, res *kafkatest.Result, read []kafkatest.Found, readBy string) Result {
-	if res.Acked != len(res.Records) {
-		return fail("%d of %d records acknowledged: %v", res.Acked, len(res.Records), res.Err)
+	if err := allAcked(res); err != nil {
+		return fail("%v", err)
 	}
 	if err := kafkatest.Verify(res, read); err != nil {
 		return fail("read back by %s: %v", readBy, err)
 	}
-	if err := e.Stop(); err != nil {
-		return fail("%v", err)
-	}
-	scanned, err := kafkatest.ScanStore(e.Dir, res.Topic, res.Partitions)
+	scanned, err := e.stopAndScan(res)
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -340,8 +330,8 @@ func checkProducedOnce(e *Env, res *kafkatest.Result, read []kafkatest.Found, re
 // checkReadBack checks the records a client read back after producing
 // with a codec (once each, at their offsets), then the store's codecs.
 func checkReadBack(e *Env, res *kafkatest.Result, read []kafkatest.Found, codec, readBy string) Result {
-	if res.Acked != len(res.Records) {
-		return fail("%d of %d records acknowledged: %v", res.Acked, len(res.Records), res.Err)
+	if err := allAcked(res); err != nil {
+		return fail("%v", err)
 	}
 	if err := kafkatest.Verify(res, read); err != nil {
 		return fail("read back by %s: %v", readBy, err)

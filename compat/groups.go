@@ -75,8 +75,8 @@ func (e *Env) FetchCommitted(ctx context.Context, group, topic string, partition
 // fetched back from the server, must be each partition's end. With two
 // or more members, each must have read something.
 func (e *Env) CheckGroup(ctx context.Context, group string, res *kafkatest.Result, members [][]kafkatest.Found) (string, error) {
-	if res.Acked != len(res.Records) {
-		return "", fmt.Errorf("%d of %d records acknowledged: %v", res.Acked, len(res.Records), res.Err)
+	if err := allAcked(res); err != nil {
+		return "", err
 	}
 	want := map[string]kafkatest.Ack{}
 	for _, a := range res.Records {

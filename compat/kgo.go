@@ -101,35 +101,41 @@ func kgoCells() []Cell {
 // faults, read back by a kgo consumer at the same version; the store
 // scan must hold the same records.
 func kgoProduce(ctx context.Context, e *Env, v kgoVersion) Result {
-	w := &kafkatest.Workload{
-		Brokers: e.Bootstrap, Topic: "plain", Records: kgoRecords, MaxBuffered: 16, CreateTopic: true,
-		Opts: append(v.opts(), kgo.DisableIdempotentWrite()),
-	}
-	res, err := w.Run(ctx)
+	res, found, err := kgoProduceReadBack(ctx, e, v, "plain", 16, kgo.DisableIdempotentWrite())
 	if err != nil {
 		return fail("%v", err)
-	}
-	if res.Acked != len(res.Records) {
-		return fail("%d of %d records acknowledged: %v", res.Acked, len(res.Records), res.Err)
-	}
-	found, err := kafkatest.Consume(ctx, e.Bootstrap, res.Topic, res.Partitions, v.opts()...)
-	if err != nil {
-		return fail("consume: %v", err)
 	}
 	if err := verifyPlain(res, found); err != nil {
 		return fail("consumed (%s): %v", e.produceText(), err)
 	}
-	if err := e.Stop(); err != nil {
+	if err := e.storeScanPlain(res); err != nil {
 		return fail("%v", err)
-	}
-	scanned, err := kafkatest.ScanStore(e.Dir, res.Topic, res.Partitions)
-	if err != nil {
-		return fail("%v", err)
-	}
-	if err := verifyPlain(res, scanned); err != nil {
-		return fail("store scan (%s): %v", e.produceText(), err)
 	}
 	return pass("%d records acknowledged, read back once each at their offsets; the store scan agrees", res.Acked)
+}
+
+// kgoProduceReadBack produces kgoRecords records to topic (created, no
+// faults) with a kgo client at the version, opt added and at most
+// maxBuffered records buffered, and reads them back with a kgo consumer
+// at the same version. Every record must have been acknowledged; the
+// caller checks what was read.
+func kgoProduceReadBack(ctx context.Context, e *Env, v kgoVersion, topic string, maxBuffered int, opt kgo.Opt) (*kafkatest.Result, []kafkatest.Found, error) {
+	w := &kafkatest.Workload{
+		Brokers: e.Bootstrap, Topic: topic, Records: kgoRecords, MaxBuffered: maxBuffered, CreateTopic: true,
+		Opts: append(v.opts(), opt),
+	}
+	res, err := w.Run(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := allAcked(res); err != nil {
+		return nil, nil, err
+	}
+	found, err := kafkatest.Consume(ctx, e.Bootstrap, res.Topic, res.Partitions, v.opts()...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("consume: %w", err)
+	}
+	return res, found, nil
 }
 
 // verifyPlain is kafkatest.Verify for records of a plain producer, which
@@ -289,8 +295,8 @@ func groupHandover(ctx context.Context, e *Env, topic string, partitions int32, 
 		if err != nil {
 			return nil, err
 		}
-		if res.Acked != len(res.Records) {
-			return nil, fmt.Errorf("%d of %d records acknowledged: %v", res.Acked, len(res.Records), res.Err)
+		if err := allAcked(res); err != nil {
+			return nil, err
 		}
 		all.Records = append(all.Records, res.Records...)
 		all.Acked += res.Acked
@@ -445,20 +451,9 @@ func waitUntil(ctx context.Context, cond func() bool) error {
 // sends the batches uncompressed.
 func kgoCodec(ctx context.Context, e *Env, v kgoVersion, feature string, codec kgo.CompressionCodec) Result {
 	topic := "codec-" + feature
-	w := &kafkatest.Workload{
-		Brokers: e.Bootstrap, Topic: topic, Records: kgoRecords, MaxBuffered: 50, CreateTopic: true,
-		Opts: append(v.opts(), kgo.ProducerBatchCompression(codec)),
-	}
-	res, err := w.Run(ctx)
+	res, found, err := kgoProduceReadBack(ctx, e, v, topic, 50, kgo.ProducerBatchCompression(codec))
 	if err != nil {
 		return fail("%v", err)
-	}
-	if res.Acked != len(res.Records) {
-		return fail("%d of %d records acknowledged: %v", res.Acked, len(res.Records), res.Err)
-	}
-	found, err := kafkatest.Consume(ctx, e.Bootstrap, res.Topic, res.Partitions, v.opts()...)
-	if err != nil {
-		return fail("consume: %v", err)
 	}
 	if err := kafkatest.Verify(res, found); err != nil {
 		return fail("consumed (%s): %v", e.produceText(), err)

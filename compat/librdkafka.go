@@ -373,15 +373,23 @@ func kcatSend(ctx context.Context, e *Env, kcat string, res *kafkatest.Result, e
 	return nil
 }
 
+// kcatCommand is kcat with args, run in the cell's scratch directory
+// and killed when ctx ends; its stderr goes to the returned builder,
+// for the tail an error shows.
+func kcatCommand(ctx context.Context, e *Env, kcat string, args ...string) (*exec.Cmd, *strings.Builder) {
+	cmd := exec.CommandContext(ctx, kcat, args...)
+	cmd.Dir = e.Tmp
+	cmd.WaitDelay = driverWaitDelay
+	stderr := new(strings.Builder)
+	cmd.Stderr = stderr
+	return cmd, stderr
+}
+
 // kcatRead reads topic from its start to its end (-e: each partition's
 // end, the last stable offset at read_committed) with kcat -C -J.
 func kcatRead(ctx context.Context, e *Env, kcat, topic string, extra ...string) ([]kafkatest.Found, error) {
 	args := append([]string{"-C", "-E", "-b", e.Bootstrap[0], "-t", topic, "-o", "beginning", "-e", "-q", "-J", "-m", "30"}, kcatArgs(extra...)...)
-	cmd := exec.CommandContext(ctx, kcat, args...)
-	cmd.Dir = e.Tmp
-	cmd.WaitDelay = driverWaitDelay
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
+	cmd, stderr := kcatCommand(ctx, e, kcat, args...)
 	out, err := cmd.Output()
 	if err != nil {
 		return nil, fmt.Errorf("kcat -C: %w; stderr: %s", err, tail(stderr.String(), 800))
@@ -527,11 +535,7 @@ const interruptAfter = 100
 // then its input closed) once partition p's high watermark shows it has
 // sent interruptAfter records, and says what it measured.
 func kcatInterrupt(ctx context.Context, e *Env, kcat, input, topic string, p int32, args []string) (string, error) {
-	cmd := exec.CommandContext(ctx, kcat, args...)
-	cmd.Dir = e.Tmp
-	cmd.WaitDelay = driverWaitDelay
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
+	cmd, stderr := kcatCommand(ctx, e, kcat, args...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return "", err
@@ -607,7 +611,7 @@ type kcatMember struct {
 	cmd  *exec.Cmd
 	read []kafkatest.Found // under the group's mutex
 	done chan struct{}     // closed when the process has exited
-	errb strings.Builder
+	errb *strings.Builder
 	// leaving is set before leave interrupts the process: its exit is
 	// then leave's to report (exitErr), not a failure of the member.
 	leaving atomic.Bool
@@ -621,10 +625,7 @@ func startKcatMember(ctx context.Context, e *Env, kcat string, n int, group, top
 		kcatArgs("auto.offset.reset=earliest", "enable.auto.commit=true", "auto.commit.interval.ms=100",
 			"session.timeout.ms=6000", "heartbeat.interval.ms=200")...)
 	m := &kcatMember{n: n, done: make(chan struct{})}
-	m.cmd = exec.CommandContext(ctx, kcat, append(args, topic)...)
-	m.cmd.Dir = e.Tmp
-	m.cmd.WaitDelay = driverWaitDelay
-	m.cmd.Stderr = &m.errb
+	m.cmd, m.errb = kcatCommand(ctx, e, kcat, append(args, topic)...)
 	stdout, err := m.cmd.StdoutPipe()
 	if err != nil {
 		return nil, err

@@ -243,39 +243,44 @@ func highWatermarks(ctx context.Context, e *Env, topic string, partitions int32)
 // faults; sarama's consumer reads the records back; the store scan
 // agrees.
 func saramaProduce(ctx context.Context, e *Env, v saramaVersion) Result {
-	const topic = "plain"
-	if err := e.CreateTopic(ctx, topic, 3); err != nil {
-		return fail("%v", err)
-	}
-	res, err := saramaSend(ctx, v.config(), e, topic, 3, saramaRecords, 20, "plain")
+	res, err := saramaSendReadBack(ctx, e, v, v.config(), "plain", 20)
 	if err != nil {
 		return fail("%v", err)
 	}
-	if res.Acked != len(res.Records) {
-		return fail("%d of %d records acknowledged: %v", res.Acked, len(res.Records), res.Err)
+	if err := e.storeScanPlain(res); err != nil {
+		return fail("%v", err)
+	}
+	return pass("%d records acknowledged, read back by sarama's consumer once each at their offsets; the store scan agrees", res.Acked)
+}
+
+// saramaSendReadBack creates topic (3 partitions), produces
+// saramaRecords records named after it with cfg, window records per
+// SendMessages, and reads them back with sarama's consumer at the
+// version: every record must be acknowledged and read once at its
+// offset (verifyPlain: sarama's consumer does not say the producer id).
+func saramaSendReadBack(ctx context.Context, e *Env, v saramaVersion, cfg *sarama.Config, topic string, window int) (*kafkatest.Result, error) {
+	if err := e.CreateTopic(ctx, topic, 3); err != nil {
+		return nil, err
+	}
+	res, err := saramaSend(ctx, cfg, e, topic, 3, saramaRecords, window, topic)
+	if err != nil {
+		return nil, err
+	}
+	if err := allAcked(res); err != nil {
+		return nil, err
 	}
 	ends, err := highWatermarks(ctx, e, topic, 3)
 	if err != nil {
-		return fail("%v", err)
+		return nil, err
 	}
 	found, err := saramaConsume(ctx, v.config(), e, topic, ends, 0)
 	if err != nil {
-		return fail("%v", err)
+		return nil, err
 	}
 	if err := verifyPlain(res, found); err != nil {
-		return fail("consumed (%s): %v", e.produceText(), err)
+		return nil, fmt.Errorf("consumed (%s): %w", e.produceText(), err)
 	}
-	if err := e.Stop(); err != nil {
-		return fail("%v", err)
-	}
-	scanned, err := kafkatest.ScanStore(e.Dir, topic, 3)
-	if err != nil {
-		return fail("%v", err)
-	}
-	if err := verifyPlain(res, scanned); err != nil {
-		return fail("store scan (%s): %v", e.produceText(), err)
-	}
-	return pass("%d records acknowledged, read back by sarama's consumer once each at their offsets; the store scan agrees", res.Acked)
+	return res, nil
 }
 
 // saramaIdempotent: sarama's idempotent producer through the standard
@@ -327,14 +332,7 @@ func saramaTransactions(ctx context.Context, e *Env, v saramaVersion) Result {
 		res.Err = fmt.Errorf("close: %w", err)
 	}
 	for _, t := range res.Txns {
-		switch t.Outcome {
-		case kafkatest.TxnCommitted:
-			res.Committed++
-		case kafkatest.TxnAborted:
-			res.Aborted++
-		case kafkatest.TxnUncertain:
-			res.Uncertain++
-		}
+		countOutcome(res, t.Outcome)
 	}
 	return verdict(e.VerifyTxn(ctx, res))
 }
@@ -594,26 +592,9 @@ func saramaCodec(ctx context.Context, e *Env, v saramaVersion, feature string, c
 		return notSupported("zstd needs Produce v7 (Kafka 2.1); sarama refuses the configuration: %v", err)
 	}
 	topic := "codec-" + feature
-	if err := e.CreateTopic(ctx, topic, 3); err != nil {
-		return fail("%v", err)
-	}
-	res, err := saramaSend(ctx, cfg, e, topic, 3, saramaRecords, 50, topic)
+	res, err := saramaSendReadBack(ctx, e, v, cfg, topic, 50)
 	if err != nil {
 		return fail("%v", err)
-	}
-	if res.Acked != len(res.Records) {
-		return fail("%d of %d records acknowledged: %v", res.Acked, len(res.Records), res.Err)
-	}
-	ends, err := highWatermarks(ctx, e, topic, 3)
-	if err != nil {
-		return fail("%v", err)
-	}
-	found, err := saramaConsume(ctx, v.config(), e, topic, ends, 0)
-	if err != nil {
-		return fail("%v", err)
-	}
-	if err := verifyPlain(res, found); err != nil {
-		return fail("consumed (%s): %v", e.produceText(), err)
 	}
 	return checkCodecs(e, topic, feature, fmt.Sprintf("%d records produced and read back by sarama once each", res.Acked))
 }
