@@ -9,8 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-
-	"github.com/logstore/logstore"
 )
 
 // BenchmarkFetchServer: the server's side of a fetch, without a Kafka
@@ -26,17 +24,7 @@ import (
 // segment file sent over a loopback connection (io.Copy from the file:
 // sendfile) to a reader taking 1 MiB a read, in the same process.
 func BenchmarkFetchServer(b *testing.B) {
-	ts := startServer(b, logstore.Options{Sync: logstore.SyncNever}, Config{})
-	ts.createTopic("bench", 1)
-	part, err := ts.store.Partition("bench", 0)
-	if err != nil {
-		b.Fatal(err)
-	}
-	values := make([]string, 16)
-	for i := range values {
-		values[i] = string(make([]byte, 1000))
-	}
-	batch := batchOf(-1, 0, 0, values...)
+	ts, part, batch := zeroBatchPartition(b, "bench")
 	batches := (64 << 20) / len(batch)
 	for range batches {
 		if _, err := part.Append(append([]byte(nil), batch...)); err != nil {
@@ -110,7 +98,7 @@ func BenchmarkFetchServer(b *testing.B) {
 			cpu0, cpuKnown := processCPU()
 			for i := range b.N {
 				first := (i * step) % (batches - step)
-				r := fetchReq(12, "bench", 0, int64(first*len(values)), 0, 0)
+				r := fetchReq(12, "bench", 0, int64(first*zeroBatchRecords), 0, 0)
 				r.MaxBytes, r.Topics[0].Partitions[0].PartitionMaxBytes = int32(size), int32(size)
 				c.corr++
 				if _, err := c.nc.Write(frame(r, c.corr)); err != nil {
