@@ -510,7 +510,7 @@ func (r *coordCrashRun) check(img *crashfs.FS, cp coordPoint, data map[coordData
 		if lso, end := p.LastStableOffset(), p.EndOffset(); lso != end {
 			return fmt.Errorf("partition %d: LSO %d below the end %d: a transaction left open", tp.Partition, lso, end)
 		}
-		batches, err := coordBatches(p)
+		batches, err := readBatches(p, false)
 		if err != nil {
 			return fmt.Errorf("partition %d: %w", tp.Partition, err)
 		}
@@ -618,30 +618,6 @@ func (c *coordClock) Advance(d time.Duration) {
 	c.mu.Lock()
 	c.now = c.now.Add(d)
 	c.mu.Unlock()
-}
-
-// coordBatches returns the batches of p.
-func coordBatches(p *logstore.Partition) ([]recordbatch.Batch, error) {
-	var out []recordbatch.Batch
-	for off := p.StartOffset(); off < p.EndOffset(); {
-		data, err := p.Read(off, 1<<20)
-		if err != nil {
-			return nil, fmt.Errorf("read at %d: %w", off, err)
-		}
-		if len(data) == 0 {
-			return nil, fmt.Errorf("read at %d (end %d): nothing", off, p.EndOffset())
-		}
-		for len(data) > 0 {
-			b, err := recordbatch.Parse(data, 0)
-			if err != nil {
-				return nil, fmt.Errorf("batch at %d: %w", off, err)
-			}
-			out = append(out, recordbatch.Batch(bytes.Clone(b)))
-			off = b.LastOffset() + 1
-			data = data[b.Size():]
-		}
-	}
-	return out, nil
 }
 
 // coordMarkerCommit reports whether control batch b is a COMMIT marker.
