@@ -2,13 +2,13 @@ package kafkaserver
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/logstore/logstore/internal/testutil"
 )
 
 // BenchmarkFetchServer: the server's side of a fetch, without a Kafka
@@ -36,45 +36,21 @@ func BenchmarkFetchServer(b *testing.B) {
 		b.Fatalf("the partition's segment files: %v (%d found)", err, len(logs))
 	}
 	b.Run("tcpcopy", func(b *testing.B) {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer ln.Close()
-		sent := make(chan error, 1)
-		go func() {
-			for {
-				c, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				f, err := os.Open(logs[0])
-				if err == nil {
-					_, err = io.Copy(c, f)
-					f.Close()
-				}
-				sent <- errors.Join(err, c.Close())
-			}
-		}()
+		addr, sent := testutil.ServeFiles(b, logs[:1])
 		buf := make([]byte, 1<<20)
 		var total int64
 		b.ReportAllocs()
 		b.ResetTimer()
 		cpu0, cpuKnown := processCPU()
 		for range b.N {
-			c, err := net.Dial("tcp", ln.Addr().String())
+			c, err := net.Dial("tcp", addr)
 			if err != nil {
 				b.Fatal(err)
 			}
-			for {
-				n, err := c.Read(buf)
-				total += int64(n)
-				if err == io.EOF {
-					break
-				}
-				if err != nil {
-					b.Fatal(err)
-				}
+			n, err := testutil.ReadAll(c, buf)
+			total += n
+			if err != nil {
+				b.Fatal(err)
 			}
 			c.Close()
 			if err := <-sent; err != nil {
