@@ -225,6 +225,12 @@ func resendLost(p *logstore.Partition, tl timeline) error {
 // readLog returns copies of every batch of p, each parsed and validated
 // (CRC included).
 func readLog(p *logstore.Partition) ([]recordbatch.Batch, error) {
+	return readBatches(p, true)
+}
+
+// readBatches returns copies of every batch of p, each parsed, and
+// validated (CRC included) when validate is set.
+func readBatches(p *logstore.Partition, validate bool) ([]recordbatch.Batch, error) {
 	var out []recordbatch.Batch
 	for off := p.StartOffset(); off < p.EndOffset(); {
 		data, err := p.Read(off, 1<<20)
@@ -236,7 +242,7 @@ func readLog(p *logstore.Partition) ([]recordbatch.Batch, error) {
 		}
 		for len(data) > 0 {
 			b, err := recordbatch.Parse(data, 0)
-			if err == nil {
+			if err == nil && validate {
 				err = b.Validate()
 			}
 			if err != nil {

@@ -34,6 +34,7 @@ import (
 
 	"github.com/logstore/logstore"
 	"github.com/logstore/logstore/internal/crashfs"
+	"github.com/logstore/logstore/internal/testutil"
 	"github.com/logstore/logstore/recordbatch"
 	"github.com/logstore/logstore/snapshot"
 	"github.com/logstore/logstore/txncoord"
@@ -138,7 +139,7 @@ func TestCoordinatorCrashRecovery(t *testing.T) {
 	}
 	r.snapDBs = readSnapDBs()
 
-	clock := &coordClock{now: time.UnixMilli(1_700_000_000_000)}
+	clock := testutil.NewClock(time.UnixMilli(1_700_000_000_000))
 	ids := &coordIDs{next: 100}
 	aborted := make(chan struct{}, 16)
 	expired := make(chan struct{}, 16)
@@ -451,7 +452,7 @@ func (r *coordCrashRun) check(img *crashfs.FS, cp coordPoint, data map[coordData
 	}
 	defer s.Close()
 	// No timeout falls due while it is checked.
-	clock := &coordClock{now: time.UnixMilli(1_700_000_000_000)}
+	clock := testutil.NewClock(time.UnixMilli(1_700_000_000_000))
 	c, err := txncoord.Open(r.root, &coordIDs{next: 1 << 20}, txncoord.StoreMarkers(s), txncoord.Config{CheckInterval: time.Hour, Now: clock.Now})
 	if err != nil {
 		return fmt.Errorf("open the coordinator: %w", err)
@@ -510,7 +511,7 @@ func (r *coordCrashRun) check(img *crashfs.FS, cp coordPoint, data map[coordData
 		if lso, end := p.LastStableOffset(), p.EndOffset(); lso != end {
 			return fmt.Errorf("partition %d: LSO %d below the end %d: a transaction left open", tp.Partition, lso, end)
 		}
-		batches, err := coordBatches(p)
+		batches, err := readBatches(p, false)
 		if err != nil {
 			return fmt.Errorf("partition %d: %w", tp.Partition, err)
 		}
@@ -600,48 +601,6 @@ func (f *coordIDs) NewProducerID() (int64, error) {
 	defer f.mu.Unlock()
 	f.next++
 	return f.next - 1, nil
-}
-
-// coordClock is a clock the test moves.
-type coordClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *coordClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *coordClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
-// coordBatches returns the batches of p.
-func coordBatches(p *logstore.Partition) ([]recordbatch.Batch, error) {
-	var out []recordbatch.Batch
-	for off := p.StartOffset(); off < p.EndOffset(); {
-		data, err := p.Read(off, 1<<20)
-		if err != nil {
-			return nil, fmt.Errorf("read at %d: %w", off, err)
-		}
-		if len(data) == 0 {
-			return nil, fmt.Errorf("read at %d (end %d): nothing", off, p.EndOffset())
-		}
-		for len(data) > 0 {
-			b, err := recordbatch.Parse(data, 0)
-			if err != nil {
-				return nil, fmt.Errorf("batch at %d: %w", off, err)
-			}
-			out = append(out, recordbatch.Batch(bytes.Clone(b)))
-			off = b.LastOffset() + 1
-			data = data[b.Size():]
-		}
-	}
-	return out, nil
 }
 
 // coordMarkerCommit reports whether control batch b is a COMMIT marker.

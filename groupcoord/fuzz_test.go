@@ -9,16 +9,13 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-func FuzzDecodeOffsetRecord(f *testing.F) {
-	f.Add(offsetRecord{offset: 5, leaderEpoch: 2, metadata: "m", commitMs: 7, expireMs: -1}.encode())
-	f.Add([]byte{1})
+// fuzzRoundTrip fuzzes decode: what it decodes must encode back to the
+// same bytes, and what it refuses must be a decodeError inside them.
+func fuzzRoundTrip[R interface{ encode() []byte }](f *testing.F, decode func([]byte) (R, error)) {
 	f.Fuzz(func(t *testing.T, b []byte) {
-		r, err := decodeOffsetRecord(b)
+		r, err := decode(b)
 		if err != nil {
-			var de *decodeError
-			if !errors.As(err, &de) || de.offset < 0 || de.offset > len(b) {
-				t.Fatalf("error %v", err)
-			}
+			checkDecodeError(t, err, b)
 			return
 		}
 		if string(r.encode()) != string(b) {
@@ -27,22 +24,26 @@ func FuzzDecodeOffsetRecord(f *testing.F) {
 	})
 }
 
+// checkDecodeError fails the test unless err is a *decodeError at an
+// offset within b.
+func checkDecodeError(t *testing.T, err error, b []byte) {
+	t.Helper()
+	var de *decodeError
+	if !errors.As(err, &de) || de.offset < 0 || de.offset > len(b) {
+		t.Fatalf("error %v", err)
+	}
+}
+
+func FuzzDecodeOffsetRecord(f *testing.F) {
+	f.Add(offsetRecord{offset: 5, leaderEpoch: 2, metadata: "m", commitMs: 7, expireMs: -1}.encode())
+	f.Add([]byte{1})
+	fuzzRoundTrip(f, decodeOffsetRecord)
+}
+
 func FuzzDecodeGroupRecord(f *testing.F) {
 	f.Add(groupRecord{generation: 3, protocolType: "consumer", emptyMs: -1}.encode())
 	f.Add([]byte{1, 0})
-	f.Fuzz(func(t *testing.T, b []byte) {
-		r, err := decodeGroupRecord(b)
-		if err != nil {
-			var de *decodeError
-			if !errors.As(err, &de) || de.offset < 0 || de.offset > len(b) {
-				t.Fatalf("error %v", err)
-			}
-			return
-		}
-		if string(r.encode()) != string(b) {
-			t.Fatalf("round trip %x -> %+v", b, r)
-		}
-	})
+	fuzzRoundTrip(f, decodeGroupRecord)
 }
 
 func FuzzDecodeOffsetKey(f *testing.F) {
@@ -51,10 +52,7 @@ func FuzzDecodeOffsetKey(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		g, tp, err := decodeOffsetKey(b)
 		if err != nil {
-			var de *decodeError
-			if !errors.As(err, &de) || de.offset < 0 || de.offset > len(b) {
-				t.Fatalf("error %v", err)
-			}
+			checkDecodeError(t, err, b)
 			return
 		}
 		if string(offsetKey(g, tp)) != string(b) {
@@ -134,10 +132,7 @@ func FuzzDecodePendingKey(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		g, tp, pid, err := decodePendingKey(b)
 		if err != nil {
-			var de *decodeError
-			if !errors.As(err, &de) || de.offset < 0 || de.offset > len(b) {
-				t.Fatalf("error %v", err)
-			}
+			checkDecodeError(t, err, b)
 			return
 		}
 		if string(pendingKey(g, tp, pid)) != string(b) {

@@ -2,15 +2,13 @@ package kafkaserver
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/logstore/logstore"
+	"github.com/logstore/logstore/internal/testutil"
 )
 
 // BenchmarkFetchServer: the server's side of a fetch, without a Kafka
@@ -26,17 +24,7 @@ import (
 // segment file sent over a loopback connection (io.Copy from the file:
 // sendfile) to a reader taking 1 MiB a read, in the same process.
 func BenchmarkFetchServer(b *testing.B) {
-	ts := startServer(b, logstore.Options{Sync: logstore.SyncNever}, Config{})
-	ts.createTopic("bench", 1)
-	part, err := ts.store.Partition("bench", 0)
-	if err != nil {
-		b.Fatal(err)
-	}
-	values := make([]string, 16)
-	for i := range values {
-		values[i] = string(make([]byte, 1000))
-	}
-	batch := batchOf(-1, 0, 0, values...)
+	ts, part, batch := zeroBatchPartition(b, "bench")
 	batches := (64 << 20) / len(batch)
 	for range batches {
 		if _, err := part.Append(append([]byte(nil), batch...)); err != nil {
@@ -48,45 +36,21 @@ func BenchmarkFetchServer(b *testing.B) {
 		b.Fatalf("the partition's segment files: %v (%d found)", err, len(logs))
 	}
 	b.Run("tcpcopy", func(b *testing.B) {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer ln.Close()
-		sent := make(chan error, 1)
-		go func() {
-			for {
-				c, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				f, err := os.Open(logs[0])
-				if err == nil {
-					_, err = io.Copy(c, f)
-					f.Close()
-				}
-				sent <- errors.Join(err, c.Close())
-			}
-		}()
+		addr, sent := testutil.ServeFiles(b, logs[:1])
 		buf := make([]byte, 1<<20)
 		var total int64
 		b.ReportAllocs()
 		b.ResetTimer()
 		cpu0, cpuKnown := processCPU()
 		for range b.N {
-			c, err := net.Dial("tcp", ln.Addr().String())
+			c, err := net.Dial("tcp", addr)
 			if err != nil {
 				b.Fatal(err)
 			}
-			for {
-				n, err := c.Read(buf)
-				total += int64(n)
-				if err == io.EOF {
-					break
-				}
-				if err != nil {
-					b.Fatal(err)
-				}
+			n, err := testutil.ReadAll(c, buf)
+			total += n
+			if err != nil {
+				b.Fatal(err)
 			}
 			c.Close()
 			if err := <-sent; err != nil {
@@ -110,7 +74,7 @@ func BenchmarkFetchServer(b *testing.B) {
 			cpu0, cpuKnown := processCPU()
 			for i := range b.N {
 				first := (i * step) % (batches - step)
-				r := fetchReq(12, "bench", 0, int64(first*len(values)), 0, 0)
+				r := fetchReq(12, "bench", 0, int64(first*zeroBatchRecords), 0, 0)
 				r.MaxBytes, r.Topics[0].Partitions[0].PartitionMaxBytes = int32(size), int32(size)
 				c.corr++
 				if _, err := c.nc.Write(frame(r, c.corr)); err != nil {

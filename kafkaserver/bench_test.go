@@ -54,17 +54,7 @@ func benchKgoProduce(b *testing.B, mode logstore.SyncMode, size int) {
 // BenchmarkKgoConsume: kgo reads 64 MiB of 16 KiB batches from the
 // start of one partition over loopback.
 func BenchmarkKgoConsume(b *testing.B) {
-	ts := startServer(b, logstore.Options{Sync: logstore.SyncNever}, Config{})
-	ts.createTopic("bench", 1)
-	p, err := ts.store.Partition("bench", 0)
-	if err != nil {
-		b.Fatal(err)
-	}
-	values := make([]string, 16)
-	for i := range values {
-		values[i] = string(make([]byte, 1000))
-	}
-	batch := batchOf(-1, 0, 0, values...)
+	ts, p, batch := zeroBatchPartition(b, "bench")
 	const total = 64 << 20
 	n := 0
 	for n < total {
@@ -73,7 +63,7 @@ func BenchmarkKgoConsume(b *testing.B) {
 		}
 		n += len(batch)
 	}
-	records := int64(n / len(batch) * len(values))
+	records := int64(n / len(batch) * zeroBatchRecords)
 	b.SetBytes(int64(n))
 	b.ResetTimer()
 	for range b.N {

@@ -9,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/logstore/logstore"
 	"github.com/logstore/logstore/internal/perf"
+	"github.com/logstore/logstore/internal/testutil"
 	"github.com/logstore/logstore/kafkaserver"
 	"github.com/logstore/logstore/recordbatch"
 )
@@ -395,32 +395,17 @@ func BenchmarkFetch(b *testing.B) {
 		kgoConsume(b, kfakeAddr, records)
 	})
 	b.Run("tcpcopy", func(b *testing.B) {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer ln.Close()
-		sent := make(chan error, 1)
-		go func() {
-			for {
-				c, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				err = sendFiles(c, logs)
-				sent <- errors.Join(err, c.Close())
-			}
-		}()
+		addr, sent := testutil.ServeFiles(b, logs)
 		buf := make([]byte, 1<<20) // kgo, too, reads a whole 1 MiB response at once
 		b.SetBytes(size)
 		b.ReportAllocs()
 		b.ResetTimer()
 		for range b.N {
-			c, err := net.Dial("tcp", ln.Addr().String())
+			c, err := net.Dial("tcp", addr)
 			if err != nil {
 				b.Fatal(err)
 			}
-			n, err := readAll(c, buf)
+			n, err := testutil.ReadAll(c, buf)
 			c.Close()
 			if err := errors.Join(err, <-sent); err != nil {
 				b.Fatal(err)
@@ -430,36 +415,4 @@ func BenchmarkFetch(b *testing.B) {
 			}
 		}
 	})
-}
-
-// readAll reads c to its end into buf, over and over, and returns the
-// bytes read.
-func readAll(c net.Conn, buf []byte) (int64, error) {
-	var n int64
-	for {
-		m, err := c.Read(buf)
-		n += int64(m)
-		if err == io.EOF {
-			return n, nil
-		}
-		if err != nil {
-			return n, err
-		}
-	}
-}
-
-// sendFiles writes the files to c, one after the other.
-func sendFiles(c net.Conn, paths []string) error {
-	for _, path := range paths {
-		file, err := os.Open(path)
-		if err != nil {
-			return err
-		}
-		_, err = io.Copy(c, file)
-		file.Close()
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -205,12 +205,19 @@ func (c *child) scrape(sum map[string]float64) error {
 	return sc.Err()
 }
 
+// startKillChild starts a child server with 2 KiB segments (so that the
+// kills land in many segments) behind a new proxy, which it advertises.
+func startKillChild(t *testing.T) (*kafkatest.Proxy, *child) {
+	t.Helper()
+	addr := freeAddr(t)
+	p := behindProxy(t, addr)
+	return p, startChild(t, childSpec{Listen: addr, Advertise: p.Addr(), MetricsListen: freeAddr(t), SegmentBytes: 2048})
+}
+
 func TestE2EKillAndRestart(t *testing.T) {
 	t.Parallel()
 	const topic = "kill9"
-	addr := freeAddr(t)
-	p := behindProxy(t, addr)
-	c := startChild(t, childSpec{Listen: addr, Advertise: p.Addr(), MetricsListen: freeAddr(t), SegmentBytes: 2048})
+	p, c := startKillChild(t)
 	maxKills := 4
 	if testing.Short() {
 		maxKills = 2

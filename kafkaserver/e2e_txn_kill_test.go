@@ -30,9 +30,7 @@ import (
 func TestE2ETxnKillAndRestart(t *testing.T) {
 	t.Parallel()
 	const topic = "txnkill9"
-	addr := freeAddr(t)
-	p := behindProxy(t, addr)
-	c := startChild(t, childSpec{Listen: addr, Advertise: p.Addr(), MetricsListen: freeAddr(t), SegmentBytes: 2048})
+	p, c := startKillChild(t)
 	maxKills := 6
 	if testing.Short() {
 		maxKills = 3

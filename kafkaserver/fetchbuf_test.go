@@ -85,17 +85,7 @@ func TestFetchAllocations(t *testing.T) {
 }
 
 func testFetchAllocations(t *testing.T, isolation int8) {
-	ts := startServer(t, logstore.Options{Sync: logstore.SyncNever}, Config{})
-	ts.createTopic("t", 1)
-	part, err := ts.store.Partition("t", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	values := make([]string, 16)
-	for i := range values {
-		values[i] = string(make([]byte, 1000))
-	}
-	batch := batchOf(-1, 0, 0, values...)
+	ts, part, batch := zeroBatchPartition(t, "t")
 	for range (4 << 20) / len(batch) {
 		if _, err := part.Append(append([]byte(nil), batch...)); err != nil {
 			t.Fatal(err)

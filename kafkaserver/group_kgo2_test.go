@@ -120,9 +120,7 @@ func fetchCommitted(t *testing.T, addr, group string) map[string]int64 {
 // closed and started again takes its place back with its assignment
 // and no rebalance (KIP-345).
 func TestGroupStaticMembersRejoin(t *testing.T) {
-	s := newInProcess(t, logstore.Options{}, groupServerConfig())
-	createTopic6(t, s.addr, "st")
-	produceValues(t, s.addr, "st", "v", 0, 120)
+	s := newGroupServer(t, "st", 120)
 	seen := newSeenSet()
 	startMember(t, s.addr, "g", "st", "a", seen, kgo.InstanceID("ia"))
 	b := startMember(t, s.addr, "g", "st", "b", seen, kgo.InstanceID("ib"))
@@ -149,9 +147,7 @@ func TestGroupStaticMembersRejoin(t *testing.T) {
 // are there after the server restarts: a member of the group then
 // starts after them.
 func TestGroupCommitsSurviveRestart(t *testing.T) {
-	s := newInProcess(t, logstore.Options{}, groupServerConfig())
-	createTopic6(t, s.addr, "rs")
-	produceValues(t, s.addr, "rs", "v", 0, 240)
+	s := newGroupServer(t, "rs", 240)
 	seen := newSeenSet()
 	a := startMember(t, s.addr, "g", "rs", "a", seen)
 	waitFor(t, "every record consumed", func() bool { return seen.has("v", 240) })

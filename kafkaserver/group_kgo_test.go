@@ -72,6 +72,16 @@ func createTopic6(t *testing.T, addr, topic string) {
 	}
 }
 
+// newGroupServer starts an in-process server with groupServerConfig and
+// topic (six partitions) holding n records, values v-0 .. v-(n-1).
+func newGroupServer(t *testing.T, topic string, n int) *inProcess {
+	t.Helper()
+	s := newInProcess(t, logstore.Options{}, groupServerConfig())
+	createTopic6(t, s.addr, topic)
+	produceValues(t, s.addr, topic, "v", 0, n)
+	return s
+}
+
 // produceValues produces n records with values prefix-0 .. prefix-(n-1)
 // to topic and waits for them.
 func produceValues(t *testing.T, addr, topic, prefix string, from, n int) {
@@ -257,9 +267,7 @@ func balanced(t *testing.T, addr, group string, names ...string) bool {
 }
 
 func TestGroupJoinThreeAndLeave(t *testing.T) {
-	s := newInProcess(t, logstore.Options{}, groupServerConfig())
-	createTopic6(t, s.addr, "jl")
-	produceValues(t, s.addr, "jl", "v", 0, 300)
+	s := newGroupServer(t, "jl", 300)
 	seen := newSeenSet()
 	a := startMember(t, s.addr, "g", "jl", "a", seen)
 	b := startMember(t, s.addr, "g", "jl", "b", seen)
@@ -343,9 +351,7 @@ func (d *killableDialer) kill() {
 }
 
 func TestGroupMemberKilledSessionTimeout(t *testing.T) {
-	s := newInProcess(t, logstore.Options{}, groupServerConfig())
-	createTopic6(t, s.addr, "kt")
-	produceValues(t, s.addr, "kt", "v", 0, 120)
+	s := newGroupServer(t, "kt", 120)
 	seen := newSeenSet()
 	startMember(t, s.addr, "g", "kt", "a", seen)
 	d := &killableDialer{}

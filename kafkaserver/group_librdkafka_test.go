@@ -7,8 +7,6 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
-
-	"github.com/logstore/logstore"
 )
 
 // groupConsumersPy runs three confluent-kafka consumers in one group
@@ -60,10 +58,8 @@ for c in members:
 // commits are the group's committed offsets.
 func TestLibrdkafkaGroupConsumers(t *testing.T) {
 	py := confluentPython(t)
-	s := newInProcess(t, logstore.Options{}, groupServerConfig())
-	createTopic6(t, s.addr, "py")
 	const n = 300
-	produceValues(t, s.addr, "py", "v", 0, n)
+	s := newGroupServer(t, "py", n)
 	ctx, cancel := context.WithTimeout(context.Background(), kcatTimeout)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, py, "-c", groupConsumersPy, s.addr, "py", "pygroup", fmt.Sprint(n)).Output()

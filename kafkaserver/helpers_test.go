@@ -43,15 +43,7 @@ func startServerOn(t testing.TB, store *logstore.Store, cfg Config) *testServer 
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	srv, err := New(store, cfg)
-	if err != nil {
-		store.Close()
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv, ln := newListening(t, store, cfg)
 	ts := &testServer{t: t, store: store, srv: srv, addr: ln.Addr().String(), logs: logs, done: make(chan error, 1)}
 	go func() { ts.done <- srv.Serve(ln) }()
 	t.Cleanup(func() {
@@ -68,6 +60,22 @@ func startServerOn(t testing.TB, store *logstore.Store, cfg Config) *testServer 
 		}
 	})
 	return ts
+}
+
+// newListening makes a server over store and a loopback listener for it
+// to serve; when either fails it closes store and fails the test.
+func newListening(t testing.TB, store *logstore.Store, cfg Config) (*Server, net.Listener) {
+	t.Helper()
+	srv, err := New(store, cfg)
+	if err != nil {
+		store.Close()
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv, ln
 }
 
 // rawClient speaks frames to a server.

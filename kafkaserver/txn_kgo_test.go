@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http/httptest"
 	"path/filepath"
 	"slices"
@@ -48,15 +47,7 @@ func startTxnServer(t *testing.T, topic string, cfg Config) *txnServer {
 	}
 	cfg.Metrics = s.metrics
 	cfg.Logger = slog.New(slog.NewTextHandler(s.logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	srv, err := New(store, cfg)
-	if err != nil {
-		store.Close()
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv, ln := newListening(t, store, cfg)
 	s.store, s.srv, s.addr = store, srv, ln.Addr().String()
 	if _, err := srv.cat.CreateTopic(topic, 3, nil, false); err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/logstore/logstore/internal/testutil"
 	"github.com/logstore/logstore/txncoord"
 )
 
@@ -81,7 +82,7 @@ func BenchmarkExpireIDs(b *testing.B) {
 			scanCommits := int64(0)
 			for range b.N {
 				b.StopTimer()
-				clock := &fakeClock{now: time.UnixMilli(1_700_000_000_000)}
+				clock := testutil.NewClock(time.UnixMilli(1_700_000_000_000))
 				c, err := txncoord.Open(b.TempDir(), &fakeIDs{}, &fakeMarkers{}, txncoord.Config{
 					CheckInterval: time.Hour, Now: clock.Now, OnCommit: func(error) { commits.Add(1) }})
 				if err != nil {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/logstore/logstore/internal/testutil"
 	"github.com/logstore/logstore/txncoord"
 )
 
@@ -179,7 +180,7 @@ func TestExpireOlderRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := &env{t: t, dir: dir, ids: &fakeIDs{next: 1000}, markers: &fakeMarkers{},
-		clock: &fakeClock{now: time.UnixMilli(1_700_000_000_000)}, events: &eventLog{}}
+		clock: testutil.NewClock(time.UnixMilli(1_700_000_000_000)), events: &eventLog{}}
 	e.cfg = txncoord.Config{CheckInterval: 24 * time.Hour, Now: e.clock.Now, Events: e.events.add}
 	e.open()
 	e.clock.Advance(txncoord.DefaultIDExpiration - time.Millisecond)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/logstore/logstore/internal/testutil"
 	"github.com/logstore/logstore/txncoord"
 )
 
@@ -97,31 +98,13 @@ func (f *fakeMarkers) take() []marker {
 	return out
 }
 
-// fakeClock is a clock tests move by hand.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
 // env is a coordinator on a directory with fakes around it.
 type env struct {
 	t       *testing.T
 	dir     string
 	ids     *fakeIDs
 	markers *fakeMarkers
-	clock   *fakeClock
+	clock   *testutil.Clock
 	events  *eventLog
 	cfg     txncoord.Config
 	c       *txncoord.Coordinator
@@ -159,7 +142,7 @@ var (
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	e := &env{t: t, dir: t.TempDir(), ids: &fakeIDs{next: 1000}, markers: &fakeMarkers{},
-		clock: &fakeClock{now: time.UnixMilli(1_700_000_000_000)}, events: &eventLog{}}
+		clock: testutil.NewClock(time.UnixMilli(1_700_000_000_000)), events: &eventLog{}}
 	e.cfg = txncoord.Config{CheckInterval: 24 * time.Hour, Now: e.clock.Now, Events: e.events.add}
 	e.open()
 	return e

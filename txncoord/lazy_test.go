@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/logstore/logstore/internal/testutil"
 	"github.com/logstore/logstore/txncoord"
 )
 
@@ -73,7 +74,7 @@ func (l *commitLog) stateOnDisk(id string) string {
 func TestLazyCompleteCostsNoCommit(t *testing.T) {
 	defer txncoord.SetLazyDelay(time.Hour)()
 	e := &env{t: t, dir: t.TempDir(), ids: &fakeIDs{next: 1000}, markers: &fakeMarkers{},
-		clock: &fakeClock{now: time.UnixMilli(1_700_000_000_000)}, events: &eventLog{}}
+		clock: testutil.NewClock(time.UnixMilli(1_700_000_000_000)), events: &eventLog{}}
 	commits := newCommitLog(t, e.dir)
 	e.cfg = txncoord.Config{CheckInterval: 24 * time.Hour, Now: e.clock.Now, Events: e.events.add, OnCommit: commits.onCommit}
 	e.open()

@@ -24,7 +24,7 @@ import (
 func newLoggedEnv(t *testing.T, cfg func(*txncoord.Config)) (*env, *commitLog, *testutil.LockedBuffer) {
 	t.Helper()
 	e := &env{t: t, dir: t.TempDir(), ids: &fakeIDs{next: 1000}, markers: &fakeMarkers{},
-		clock: &fakeClock{now: time.UnixMilli(1_700_000_000_000)}, events: &eventLog{}}
+		clock: testutil.NewClock(time.UnixMilli(1_700_000_000_000)), events: &eventLog{}}
 	commits := newCommitLog(t, e.dir)
 	commits.ch = make(chan struct{}, 1<<16)
 	logs := &testutil.LockedBuffer{}
