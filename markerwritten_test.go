@@ -94,7 +94,7 @@ func TestStoreMarkersWriteAllThenSync(t *testing.T) {
 		ops = append(ops, op)
 		mu.Unlock()
 	})
-	if err := txncoord.StoreMarkers(s).WriteMarkers(tps, 4, 2, true, 1); err != nil {
+	if err := txncoord.StoreMarkers(s).WriteMarkers(txncoord.Decision{Partitions: tps, ProducerID: 4, Epoch: 2, Commit: true, CoordinatorEpoch: 1}); err != nil {
 		t.Fatal(err)
 	}
 	fs.SetHook(nil)

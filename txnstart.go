@@ -1,6 +1,20 @@
 package logstore
 
-import "github.com/logstore/logstore/recordbatch"
+import (
+	"maps"
+
+	"github.com/logstore/logstore/recordbatch"
+)
+
+// OpenTransactions returns the transactions the partition holds open
+// now: producer id -> the first offset of its open transaction (a
+// transactional batch with no COMMIT or ABORT marker after it). It
+// waits for the append in flight, if any.
+func (p *Partition) OpenTransactions() map[int64]int64 {
+	p.appendMu.Lock()
+	defer p.appendMu.Unlock()
+	return maps.Clone(p.txns.open)
+}
 
 // openTxnBefore marks the transaction that client batch b begins (a
 // transactional batch of a producer with none open) as open at the

@@ -15,32 +15,39 @@ const errInvalidGroupID int16 = 24
 // markers is what the transaction coordinator writes its markers
 // through: a marker for a partition of __consumer_offsets commits or
 // drops the transaction's pending offsets of the groups of that
-// partition (the group coordinator); any other goes to the store.
+// partition (the group coordinator); any other goes to the store. The
+// open transactions it lists are the store's: the offsets partition is
+// added to a transaction durably (AddPartitionsDurable), so the
+// coordinator's file always lists it.
 func (s *Server) markers() txncoord.Markers {
-	return groupMarkers{groups: s.groups, next: txncoord.StoreMarkers(s.store)}
+	return groupMarkers{groups: s.groups, Markers: txncoord.StoreMarkers(s.store)}
 }
 
 type groupMarkers struct {
 	groups *groupcoord.Coordinator
-	next   txncoord.Markers
+	txncoord.Markers
 }
 
-func (m groupMarkers) WriteMarkers(tps []txncoord.TopicPartition, producerID int64, epoch int16, commit bool, coordinatorEpoch int32) error {
-	var store []txncoord.TopicPartition
-	var errs []error
-	for _, tp := range tps {
+func (m groupMarkers) WriteMarkers(d txncoord.Decision) error {
+	store := d
+	store.Partitions, store.FirstOffsets = nil, nil
+	for i, tp := range d.Partitions {
 		if tp.Topic != groupcoord.OffsetsTopic {
-			store = append(store, tp)
+			store.Partitions = append(store.Partitions, tp)
+			if d.FirstOffsets != nil {
+				store.FirstOffsets = append(store.FirstOffsets, d.FirstOffsets[i])
+			}
 		}
 	}
-	if len(store) > 0 {
-		errs = append(errs, m.next.WriteMarkers(store, producerID, epoch, commit, coordinatorEpoch))
+	var errs []error
+	if len(store.Partitions) > 0 {
+		errs = append(errs, m.Markers.WriteMarkers(store))
 	}
 	// The offsets after the partitions' markers; each is a no-op when it
 	// is written again (the coordinator retries a decision that failed).
-	for _, tp := range tps {
+	for _, tp := range d.Partitions {
 		if tp.Topic == groupcoord.OffsetsTopic {
-			errs = append(errs, m.groups.CompleteTxn(producerID, tp.Partition, commit))
+			errs = append(errs, m.groups.CompleteTxn(d.ProducerID, tp.Partition, d.Commit))
 		}
 	}
 	return errors.Join(errs...)
@@ -65,7 +72,7 @@ func handleAddOffsetsToTxn(s *Server, c *conn, req kmsg.Request, p *pending) err
 		resp.ErrorCode = errInvalidGroupID
 	default:
 		resp.ErrorCode = fencedBefore(s.txnCode("AddOffsetsToTxn", r.TransactionalID,
-			s.txn.AddPartitions(r.TransactionalID, r.ProducerID, r.ProducerEpoch, []txncoord.TopicPartition{offsetsPartition(r.Group)})), r.Version, 2)
+			s.txn.AddPartitionsDurable(r.TransactionalID, r.ProducerID, r.ProducerEpoch, []txncoord.TopicPartition{offsetsPartition(r.Group)})), r.Version, 2)
 	}
 	p.setErr(resp.ErrorCode)
 	p.resp = resp

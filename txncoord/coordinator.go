@@ -25,12 +25,60 @@ type TopicPartition struct {
 	Partition int32
 }
 
-// Markers writes the COMMIT (commit true) or ABORT markers of one
-// decision to every partition of tps and returns once all of them are
-// durable (or with an error, when some may not be written); the
-// server's is StoreMarkers(store).
+// Markers writes the markers of the coordinator's decisions into the
+// partitions, and tells it what transactions the partitions hold open;
+// the server's is StoreMarkers(store).
 type Markers interface {
-	WriteMarkers(tps []TopicPartition, producerID int64, epoch int16, commit bool, coordinatorEpoch int32) error
+	// WriteMarkers writes the COMMIT (d.Commit) or ABORT marker of d to
+	// each partition of d.Partitions where it is due (see Decision) and
+	// returns once all of them are durable (or with an error, when some
+	// may not be written).
+	WriteMarkers(d Decision) error
+	// TxnFirstOffsets returns, for each of tps, the first offset of
+	// producerID's open transaction there, -1 when it has none open
+	// (or the partition holds no data a transaction could leave, as the
+	// group offsets partition).
+	TxnFirstOffsets(tps []TopicPartition, producerID int64) ([]int64, error)
+	// OpenTransactions lists the transactions open in every partition
+	// of the store: the ones Open checks against its records after a
+	// crash.
+	OpenTransactions() ([]OpenTransaction, error)
+}
+
+// Decision is what the markers of one transaction's decision say.
+type Decision struct {
+	Partitions []TopicPartition
+	// FirstOffsets, when not nil, holds for each partition the first
+	// offset of the transaction's data there when it was decided (-1:
+	// none). A marker is then due only where the producer's open
+	// transaction still begins there, or, for -1, where it has none
+	// open: where the transaction open now is a later one (whose
+	// AddPartitions a crash lost), the marker would end the wrong
+	// transaction, and where none is open at a first offset it had,
+	// the marker is already written. nil (a decision recorded before
+	// first offsets were kept): a marker is due in every partition.
+	FirstOffsets     []int64
+	ProducerID       int64
+	Epoch            int16
+	Commit           bool
+	CoordinatorEpoch int32
+}
+
+// Due reports whether the marker is due in Partitions[i], whose
+// producer's open transaction begins at open (-1: none is open).
+func (d *Decision) Due(i int, open int64) bool {
+	if d.FirstOffsets == nil {
+		return true
+	}
+	return open == d.FirstOffsets[i]
+}
+
+// OpenTransaction is a transaction a partition holds open: producer id
+// ProducerID's data from FirstOffset on, with no marker after it.
+type OpenTransaction struct {
+	TP          TopicPartition
+	ProducerID  int64
+	FirstOffset int64
 }
 
 // ProducerIDs hands out producer ids never handed out before
@@ -232,9 +280,67 @@ func Open(dir string, ids ProducerIDs, markers Markers, cfg Config) (*Coordinato
 		}
 		c.log.Info("txncoord: finished a decided transaction", "transactional_id", id, "state", t.rec.state)
 	}
+	if !res.closed {
+		if err := c.reconcile(); err != nil {
+			c.w.close()
+			return nil, errors.Join(fmt.Errorf("txncoord: open %s: %w", path, err), lf.close())
+		}
+	}
 	c.opening = false
 	go c.scan()
 	return c, nil
+}
+
+// reconcile runs in an Open that follows a crash (the file does not end
+// with the close record): AddPartitions is a lazy write, so a crash can
+// lose it while the partitions keep the data the producer wrote after
+// it. Each transaction a partition holds open whose producer id is a
+// transactional id's current one, and which that id's record does not
+// list (the id is not Ongoing, or Ongoing without that partition), is
+// aborted together with the id's ongoing transaction, if any, and its
+// producer fenced (fenceAbort). Its EndTxn was never answered (the
+// decision's write would have carried the lost AddPartitions with it),
+// so no answer is contradicted; and the epoch bump makes that EndTxn
+// fail rather than pass for a retry of the decision the file shows. A
+// transaction of a producer id no transactional id maps to is not the
+// coordinator's (written by `logstore append`, or in a Kafka directory
+// adopted as it was): it is logged and left as it is.
+func (c *Coordinator) reconcile() error {
+	open, err := c.markers.OpenTransactions()
+	if err != nil {
+		return fmt.Errorf("listing the partitions' open transactions: %w", err)
+	}
+	byProducer := make(map[int64]*txn, len(c.txns))
+	for _, t := range c.txns {
+		byProducer[t.rec.producerID] = t
+	}
+	unknown := map[string][]TopicPartition{}
+	for _, o := range open {
+		t := byProducer[o.ProducerID]
+		switch {
+		case t == nil:
+			c.log.Warn("txncoord: a partition holds a transaction of a producer id no transactional id maps to open; it holds the partition's last stable offset back until it ends",
+				"topic", o.TP.Topic, "partition", o.TP.Partition, "producer_id", o.ProducerID, "first_offset", o.FirstOffset)
+		case t.rec.state != stateOngoing || !t.rec.has(o.TP):
+			unknown[t.id] = append(unknown[t.id], o.TP)
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(unknown)) {
+		t := c.txns[id]
+		prep := fenceAbort(t.rec)
+		if t.rec.state != stateOngoing {
+			prep.partitions, prep.startMs = nil, max(c.nowMs(), 0)
+		}
+		for _, tp := range unknown[id] {
+			prep.add(tp)
+		}
+		c.log.Warn("txncoord: aborting a transaction whose partitions a crash left unrecorded, and fencing its producer",
+			"transactional_id", id, "producer_id", prep.producerID, "epoch", prep.epoch, "unrecorded", unknown[id])
+		if err := c.finish(t, prep, false); err != nil {
+			return fmt.Errorf("aborting the transaction of %q: %w", id, err)
+		}
+	}
+	return nil
 }
 
 // CoordinatorEpoch is the coordinator epoch of this Open, written in
@@ -258,7 +364,7 @@ func (c *Coordinator) Close() error {
 	<-c.scanDone
 	c.ops.Wait()
 	c.w.close()
-	if err := c.w.log.close(); err != nil {
+	if err := errors.Join(c.w.log.markClosed(), c.w.log.close()); err != nil {
 		return fmt.Errorf("txncoord: close %s: %w", c.path, err)
 	}
 	return nil
@@ -376,6 +482,22 @@ func (c *Coordinator) InitProducerID(txnID string, timeout time.Duration, produc
 	return pid, ep, nil
 }
 
+// fenceAbort is the decision that aborts r's ongoing transaction and
+// fences its producer: PrepareAbort at the epoch bumped (Kafka's
+// prepareFenceProducerEpoch; at the last epoch it stays), so the
+// producer's EndTxn gets ErrProducerFenced and its produces
+// ErrInvalidProducerEpoch, and the markers written with the new epoch
+// fence it in the partitions too.
+func fenceAbort(r record) record {
+	next := r.clone()
+	if next.epoch < math.MaxInt16 {
+		next.epoch++
+	}
+	next.lastEpoch = noEpoch
+	next.state = statePrepareAbort
+	return next
+}
+
 // initLocked is InitProducerID of t (pending set) from r.
 func (c *Coordinator) initLocked(t *txn, r record, timeout time.Duration, expected bool, producerID int64, epoch int16) (int64, int16, error) {
 	// Kafka's isValidProducerId.
@@ -389,13 +511,7 @@ func (c *Coordinator) initLocked(t *txn, r record, timeout time.Duration, expect
 	case stateOngoing:
 		// Fence the producer and abort its transaction with the bumped
 		// epoch (Kafka's prepareFenceProducerEpoch).
-		next := r.clone()
-		if next.epoch < math.MaxInt16 {
-			next.epoch++
-		}
-		next.lastEpoch = noEpoch
-		next.state = statePrepareAbort
-		if err := c.finish(t, next, false); err != nil {
+		if err := c.finish(t, fenceAbort(r), false); err != nil {
 			return 0, 0, err
 		}
 		c.mu.Lock()
@@ -470,12 +586,28 @@ func (c *Coordinator) enterProducer(op, txnID string, producerID int64, epoch in
 	return t, nil
 }
 
-// AddPartitions adds tps to the transaction of txnID, as Kafka's
-// handleAddPartitionsToTransaction: the transaction begins (Ongoing)
-// with its first partition. The partitions are durable before it
-// returns; partitions already in the ongoing transaction are a success
-// with no write.
+// AddPartitions adds tps, partitions of the store, to the transaction
+// of txnID, as Kafka's handleAddPartitionsToTransaction: the
+// transaction begins (Ongoing) with its first partition. Partitions
+// already in the ongoing transaction are a success with no write. The
+// write is lazy: AddPartitions returns before it is durable (it is
+// committed with the transaction's decision at the latest). A crash that
+// loses it leaves the transaction's data in partitions the file does
+// not list, and Open aborts it (see the package doc, Durability).
 func (c *Coordinator) AddPartitions(txnID string, producerID int64, epoch int16, tps []TopicPartition) error {
+	return c.addPartitions(txnID, producerID, epoch, tps, false)
+}
+
+// AddPartitionsDurable is AddPartitions for partitions whose
+// transactional data Markers.OpenTransactions does not list (the group
+// offsets of a transaction, kept by the group coordinator): it returns
+// once the partitions are durable, so after a crash the file lists
+// every such partition of a transaction.
+func (c *Coordinator) AddPartitionsDurable(txnID string, producerID int64, epoch int16, tps []TopicPartition) error {
+	return c.addPartitions(txnID, producerID, epoch, tps, true)
+}
+
+func (c *Coordinator) addPartitions(txnID string, producerID int64, epoch int16, tps []TopicPartition, durable bool) error {
 	if txnID == "" {
 		return ErrInvalidRequest
 	}
@@ -510,14 +642,22 @@ func (c *Coordinator) AddPartitions(txnID string, producerID int64, epoch int16,
 		c.mu.Unlock()
 		return nil
 	}
-	t.pending = true
-	c.mu.Unlock()
 	c.stamp(&next)
-	if err := c.w.write(txnID, next); err != nil {
-		c.settle(t, nil)
-		return err
+	if !durable {
+		// Queued under c.mu, so the lazy writes of the id reach the
+		// committer in the order their states were taken.
+		c.w.writeLazy(txnID, next)
+		t.rec = next
+		c.mu.Unlock()
+	} else {
+		t.pending = true
+		c.mu.Unlock()
+		if err := c.w.write(txnID, next); err != nil {
+			c.settle(t, nil)
+			return err
+		}
+		c.settle(t, &next)
 	}
-	c.settle(t, &next)
 	if r.state != stateOngoing {
 		c.event(EventBegun)
 	}
@@ -596,6 +736,13 @@ func (c *Coordinator) finish(t *txn, prep record, persisted bool) error {
 	t.produce.Lock()
 	defer t.produce.Unlock()
 	if !persisted {
+		// No batch of the transaction is in flight now: where it has
+		// data, its first offset is final.
+		firsts, err := c.markers.TxnFirstOffsets(prep.partitions, prep.producerID)
+		if err != nil {
+			return fmt.Errorf("txncoord: transactional id %q: %w", t.id, err)
+		}
+		prep.firstOffsets = firsts
 		c.stamp(&prep)
 		if err := c.w.write(t.id, prep); err != nil {
 			return err
@@ -605,11 +752,14 @@ func (c *Coordinator) finish(t *txn, prep record, persisted bool) error {
 		c.mu.Unlock()
 	}
 	commit := prep.state == statePrepareCommit
-	if err := c.markers.WriteMarkers(prep.partitions, prep.producerID, prep.epoch, commit, c.epoch); err != nil {
+	if err := c.markers.WriteMarkers(Decision{
+		Partitions: prep.partitions, FirstOffsets: prep.firstOffsets,
+		ProducerID: prep.producerID, Epoch: prep.epoch, Commit: commit, CoordinatorEpoch: c.epoch,
+	}); err != nil {
 		return fmt.Errorf("txncoord: transactional id %q: %s markers: %w", t.id, decisionName(commit), err)
 	}
 	done := prep.clone()
-	done.state, done.partitions, done.startMs = stateCompleteAbort, nil, -1
+	done.state, done.partitions, done.firstOffsets, done.startMs = stateCompleteAbort, nil, nil, -1
 	if commit {
 		done.state = stateCompleteCommit
 	}
@@ -779,13 +929,7 @@ func (c *Coordinator) checkTimeouts() {
 		r := t.rec
 		switch {
 		case r.state == stateOngoing && r.startMs+int64(r.timeoutMs) < now:
-			next := r.clone()
-			if next.epoch < math.MaxInt16 {
-				next.epoch++
-			}
-			next.lastEpoch = noEpoch
-			next.state = statePrepareAbort
-			jobs = append(jobs, job{t: t, prep: next})
+			jobs = append(jobs, job{t: t, prep: fenceAbort(r)})
 		case r.state.prepared():
 			jobs = append(jobs, job{t: t, prep: r.clone(), persisted: true})
 		default:

@@ -243,7 +243,9 @@ func TestAddPartitionsRefusals(t *testing.T) {
 }
 
 // TestAddPartitionsNoWrite: partitions already in the ongoing
-// transaction are a success without a commit of transactions.db.
+// transaction are a success without a write; a new one is a lazy write
+// (no commit of its own: it rides the decision's), and
+// AddPartitionsDurable commits before it returns.
 func TestAddPartitionsNoWrite(t *testing.T) {
 	e := newEnv(t)
 	var mu sync.Mutex
@@ -260,8 +262,17 @@ func TestAddPartitionsNoWrite(t *testing.T) {
 		t.Fatalf("%d commits for partitions already added", n)
 	}
 	e.add("t", pid, epoch, tpB0)
+	if n := count() - before; n != 0 {
+		t.Fatalf("%d commits for a new partition, want 0 (a lazy write)", n)
+	}
+	if err := e.c.AddPartitionsDurable("t", pid, epoch, []txncoord.TopicPartition{{Topic: "__consumer_offsets", Partition: 7}}); err != nil {
+		t.Fatal(err)
+	}
 	if n := count() - before; n != 1 {
-		t.Fatalf("%d commits for a new partition, want 1", n)
+		t.Fatalf("%d commits for a durable add, want 1", n)
+	}
+	if got := e.state("t").Partitions; len(got) != 4 {
+		t.Fatalf("partitions %v, want 4", got)
 	}
 }
 

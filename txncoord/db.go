@@ -82,6 +82,10 @@ func readBolt(db *bolt.DB, path string) (int32, map[string][]byte, error) {
 type loadResult struct {
 	coordinatorEpoch int32
 	records          map[string]record
+	// closed: the previous coordinator was closed cleanly (the file
+	// ended with its close record), so every write it answered for is
+	// in records.
+	closed bool
 }
 
 // openLog opens DIR/transactions.db for the coordinator: it takes the
@@ -117,7 +121,7 @@ func openLog(path string, compactBytes int64, nowMs int64, log *slog.Logger) (*l
 		if st.tail != "" {
 			log.Warn("txncoord: dropped a torn tail of transactions.db", "file", path, "offset", st.end, "dropped_bytes", int64(len(data))-st.end, "reason", st.tail)
 		}
-		epoch, records = st.epoch, st.records
+		epoch, records, res.closed = st.epoch, st.records, st.closed
 	default:
 		// The previous format. bbolt takes its own lock (flock, the
 		// same kind): this one must go first.

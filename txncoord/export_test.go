@@ -32,6 +32,9 @@ type SeedRecord struct {
 	TimeoutMs                  int32
 	StartMs                    int64
 	Partitions                 []TopicPartition
+	// FirstOffsets: of a PrepareX, per partition (nil: none kept, as
+	// before record version 3).
+	FirstOffsets []int64
 	// LastUpdateMs: 0 is none, a version 1 record (as a build without
 	// expiration wrote it).
 	LastUpdateMs int64
@@ -120,7 +123,7 @@ func DecodeRecord(b []byte) ([]byte, error) {
 
 // EncodeSeed encodes s as a record value.
 func EncodeSeed(s SeedRecord) []byte {
-	r := record{producerID: s.ProducerID, prevProducerID: s.PrevProducerID, epoch: s.Epoch, lastEpoch: s.LastEpoch, timeoutMs: s.TimeoutMs, startMs: s.StartMs, partitions: s.Partitions, lastUpdateMs: s.LastUpdateMs}
+	r := record{producerID: s.ProducerID, prevProducerID: s.PrevProducerID, epoch: s.Epoch, lastEpoch: s.LastEpoch, timeoutMs: s.TimeoutMs, startMs: s.StartMs, partitions: s.Partitions, firstOffsets: s.FirstOffsets, lastUpdateMs: s.LastUpdateMs}
 	if r.lastUpdateMs == 0 {
 		r.lastUpdateMs = -1
 	}
@@ -151,12 +154,13 @@ type LogState struct {
 	Records map[string][]byte
 	End     int64  // the offset after the last good frame
 	Tail    string // why the bytes from End on were dropped
+	Closed  bool   // the last good frame is the close record
 }
 
 // DecodeLog replays the bytes of a record file.
 func DecodeLog(data []byte) (LogState, error) {
 	st, err := decodeLog(data, "file")
-	return LogState{Epoch: st.epoch, Records: st.records, End: st.end, Tail: st.tail}, err
+	return LogState{Epoch: st.epoch, Records: st.records, End: st.end, Tail: st.tail, Closed: st.closed}, err
 }
 
 // LogImage is the compacted file holding epoch and records.

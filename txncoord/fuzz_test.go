@@ -20,9 +20,12 @@ func FuzzDecodeRecord(f *testing.F) {
 	f.Add(txncoord.EncodeSeed(txncoord.SeedRecord{State: "CompleteAbort", ProducerID: 9, Epoch: 5, PrevProducerID: -1, LastEpoch: 4, TimeoutMs: 60000, StartMs: -1, LastUpdateMs: 1700000000000}))
 	f.Add(txncoord.EncodeSeed(txncoord.SeedRecord{State: "Ongoing", ProducerID: 9, Epoch: 4, PrevProducerID: 3, LastEpoch: 3, TimeoutMs: 1, StartMs: 1700000000000, LastUpdateMs: 1700000000001,
 		Partitions: []txncoord.TopicPartition{{Topic: "a", Partition: 0}, {Topic: "topic-b", Partition: 2}}}))
+	f.Add(txncoord.EncodeSeed(txncoord.SeedRecord{State: "PrepareCommit", ProducerID: 9, Epoch: 4, PrevProducerID: -1, LastEpoch: -1, TimeoutMs: 1, StartMs: 1700000000000, LastUpdateMs: 1700000000001,
+		Partitions: []txncoord.TopicPartition{{Topic: "a", Partition: 0}, {Topic: "topic-b", Partition: 2}}, FirstOffsets: []int64{-1, 1 << 40}}))
 	f.Add([]byte{})
 	f.Add([]byte{1})
 	f.Add([]byte{2})
+	f.Add([]byte{3})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		out, err := txncoord.DecodeRecord(b)
 		if err != nil {
@@ -57,6 +60,9 @@ func FuzzDecodeLog(f *testing.F) {
 	v2 := txncoord.EncodeSeed(txncoord.SeedRecord{State: "CompleteCommit", ProducerID: 2, PrevProducerID: -1, LastEpoch: -1, TimeoutMs: 60000, StartMs: -1, LastUpdateMs: 1700000000000})
 	f.Add(append(bytes.Clone(img), txncoord.Frame(append([]byte{2, 0, 1, 'c', 0, 0, 0, byte(len(v2))}, v2...))...))
 	f.Add(append(bytes.Clone(img), 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0))
+	// The close record, last and not last.
+	f.Add(append(bytes.Clone(img), txncoord.Frame([]byte{3})...))
+	f.Add(append(append(bytes.Clone(img), txncoord.Frame([]byte{3})...), txncoord.Frame([]byte{1, 0, 0, 0, 4})...))
 	f.Add([]byte("LSTXNLOG"))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {

@@ -45,22 +45,72 @@ func (m marker) String() string {
 
 // fakeMarkers records markers; fail, when set, fails them (nothing
 // recorded); block, when set, is received from before each write
-// (entered is sent to first, when set).
+// (entered is sent to first, when set). open plays the partitions'
+// open transactions (setOpen; a marker written ends one), and listed
+// counts the OpenTransactions calls.
 type fakeMarkers struct {
 	mu      sync.Mutex
 	written []marker
 	fail    error
 	entered chan marker
 	block   chan struct{}
+	open    map[openKey]int64
+	listed  int
 }
 
-func (f *fakeMarkers) WriteMarkers(tps []txncoord.TopicPartition, pid int64, epoch int16, commit bool, ce int32) error {
-	for _, tp := range tps {
-		if err := f.writeMarker(tp, pid, epoch, commit, ce); err != nil {
+type openKey struct {
+	tp  txncoord.TopicPartition
+	pid int64
+}
+
+// setOpen makes producer pid's transaction open in tp from first on.
+func (f *fakeMarkers) setOpen(tp txncoord.TopicPartition, pid, first int64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.open == nil {
+		f.open = map[openKey]int64{}
+	}
+	f.open[openKey{tp, pid}] = first
+}
+
+func (f *fakeMarkers) firstOffset(tp txncoord.TopicPartition, pid int64) int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if first, ok := f.open[openKey{tp, pid}]; ok {
+		return first
+	}
+	return -1
+}
+
+func (f *fakeMarkers) WriteMarkers(d txncoord.Decision) error {
+	for i, tp := range d.Partitions {
+		if !d.Due(i, f.firstOffset(tp, d.ProducerID)) {
+			continue
+		}
+		if err := f.writeMarker(tp, d.ProducerID, d.Epoch, d.Commit, d.CoordinatorEpoch); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+func (f *fakeMarkers) TxnFirstOffsets(tps []txncoord.TopicPartition, pid int64) ([]int64, error) {
+	firsts := make([]int64, len(tps))
+	for i, tp := range tps {
+		firsts[i] = f.firstOffset(tp, pid)
+	}
+	return firsts, nil
+}
+
+func (f *fakeMarkers) OpenTransactions() ([]txncoord.OpenTransaction, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.listed++
+	var out []txncoord.OpenTransaction
+	for k, first := range f.open {
+		out = append(out, txncoord.OpenTransaction{TP: k.tp, ProducerID: k.pid, FirstOffset: first})
+	}
+	return out, nil
 }
 
 func (f *fakeMarkers) writeMarker(tp txncoord.TopicPartition, pid int64, epoch int16, commit bool, ce int32) error {
@@ -80,6 +130,7 @@ func (f *fakeMarkers) writeMarker(tp txncoord.TopicPartition, pid int64, epoch i
 		return f.fail
 	}
 	f.written = append(f.written, m)
+	delete(f.open, openKey{tp, pid})
 	return nil
 }
 

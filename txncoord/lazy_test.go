@@ -68,9 +68,10 @@ func (l *commitLog) stateOnDisk(id string) string {
 }
 
 // TestLazyCompleteCostsNoCommit: the Complete state EndTxn records after
-// its markers costs no commit of its own: it waits for the next
-// synchronous write (the next transaction's AddPartitions, which
-// replaces it), and with none, for the lazy timer.
+// its markers costs no commit of its own, nor does AddPartitions: the
+// Complete is replaced by the next transaction's AddPartitions, which
+// is replaced by its decision, the one commit of a transaction; with no
+// write after it, the lazy timer commits the Complete.
 func TestLazyCompleteCostsNoCommit(t *testing.T) {
 	defer txncoord.SetLazyDelay(time.Hour)()
 	e := &env{t: t, dir: t.TempDir(), ids: &fakeIDs{next: 1000}, markers: &fakeMarkers{},
@@ -87,9 +88,9 @@ func TestLazyCompleteCostsNoCommit(t *testing.T) {
 		// the time to (nothing is asserted about time).
 		time.Sleep(10 * time.Millisecond)
 	}
-	// Per transaction: AddPartitions and PrepareX; the Complete rode
-	// with (was replaced by) the next AddPartitions.
-	if got, want := commits.count()-base, 1+5*2; got != want {
+	// Per transaction: PrepareX; the Complete and the AddPartitions
+	// were replaced by the next write of the id.
+	if got, want := commits.count()-base, 1+5; got != want {
 		t.Fatalf("%d commits for init and 5 transactions, want %d", got, want)
 	}
 	if got := commits.stateOnDisk("t"); got != "PrepareCommit" {

@@ -43,6 +43,11 @@ const (
 	// is a tombstone (the id expired: the replay forgets it). A commit
 	// is one frame.
 	payloadPuts = 2
+	// payloadClosed (no fields) is appended by Close after its last
+	// commit: the file ends with it exactly when the coordinator was
+	// closed cleanly, every lazy write committed. Any other frame after
+	// it clears that.
+	payloadClosed = 3
 )
 
 // TmpFileName is the file a compaction or a conversion writes, next to
@@ -63,6 +68,8 @@ type logState struct {
 	// bytes from end on were dropped ("" when there are none).
 	end  int64
 	tail string
+	// closed: the last good frame is the close record (payloadClosed).
+	closed bool
 }
 
 // appendHeader appends the file header.
@@ -183,7 +190,16 @@ func frameAt(data []byte, off int) ([]byte, string) {
 // apply replays one payload. A *decodeError gives the offset in the
 // payload.
 func (st *logState) apply(p []byte) error {
+	st.closed = false
 	switch p[0] {
+	case payloadClosed:
+		if len(p) != 1 {
+			return bad(0, "close record of %d bytes, not 1", len(p))
+		}
+		if st.epoch < 0 {
+			return bad(0, "close record before the coordinator epoch record")
+		}
+		st.closed = true
 	case payloadEpoch:
 		if len(p) != 5 {
 			return bad(0, "coordinator epoch record of %d bytes, not 5", len(p))
@@ -466,6 +482,24 @@ func (l *logFile) compact() error {
 	}
 	l.f.Close() // the old file, no longer at path
 	l.f, l.size, l.liveSize = f, size, size
+	return nil
+}
+
+// markClosed appends the close record and syncs it: the next Open
+// knows every write of this coordinator was committed. After a failed
+// commit it does nothing (the file is not known to hold them all).
+func (l *logFile) markClosed() error {
+	if l.failed != nil {
+		return nil
+	}
+	buf := appendFrame(nil, []byte{payloadClosed})
+	if _, err := l.f.WriteAt(buf, l.size); err != nil {
+		return err
+	}
+	if err := fileutil.Fdatasync(l.f); err != nil {
+		return err
+	}
+	l.size += int64(len(buf))
 	return nil
 }
 

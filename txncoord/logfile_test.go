@@ -522,8 +522,8 @@ func TestCommitFailure(t *testing.T) {
 		}
 		return nil
 	})()
-	if err := e.c.AddPartitions("t", pid, epoch, []txncoord.TopicPartition{tpA0}); err == nil {
-		t.Fatal("AddPartitions with a failing append succeeded")
+	if err := e.c.AddPartitionsDurable("t", pid, epoch, []txncoord.TopicPartition{tpA0}); err == nil {
+		t.Fatal("AddPartitionsDurable with a failing append succeeded")
 	}
 	e.wantState("t", "Empty")
 	// The file was written anew without the failed commit's frame.

@@ -8,8 +8,10 @@ import (
 	"github.com/logstore/logstore"
 )
 
-// StoreMarkers returns the Markers that write to store's partitions:
-// for each partition Store.ExistingPartition, then
+// StoreMarkers returns the Markers of store's partitions.
+//
+// WriteMarkers: for each partition Store.ExistingPartition, then, where
+// the marker is due (Decision.Due, from Partition.OpenTransactions),
 // Partition.AppendMarkerWritten; once every marker is written, it waits
 // for all of them to be durable (Partition.SyncTo, one per partition,
 // concurrently), so a transaction over n partitions waits for its
@@ -18,12 +20,18 @@ import (
 // was deleted) is skipped, as Kafka drops the markers of deleted
 // partitions. A marker the partition refuses (an older epoch or
 // coordinator epoch) is an error, and so is a failed write or sync; the
-// markers already written are still waited for.
+// markers already written are still waited for. The check of a
+// partition's open transaction and the marker's append are two steps:
+// the coordinator holds the producer's batches back meanwhile (its
+// produce lock), and nothing else writes the producer's batches.
+//
+// TxnFirstOffsets and OpenTransactions read Partition.OpenTransactions;
+// OpenTransactions opens every partition of the store to do so.
 func StoreMarkers(store *logstore.Store) Markers { return storeMarkers{store} }
 
 type storeMarkers struct{ s *logstore.Store }
 
-func (m storeMarkers) WriteMarkers(tps []TopicPartition, producerID int64, epoch int16, commit bool, coordinatorEpoch int32) error {
+func (m storeMarkers) WriteMarkers(d Decision) error {
 	type written struct {
 		tp  TopicPartition
 		p   *logstore.Partition
@@ -34,26 +42,29 @@ func (m storeMarkers) WriteMarkers(tps []TopicPartition, producerID int64, epoch
 		errs   []error
 		failed error
 	)
-	for _, tp := range tps {
+	for i, tp := range d.Partitions {
 		p, err := m.s.ExistingPartition(tp.Topic, tp.Partition)
 		if errors.Is(err, logstore.ErrNoPartition) {
 			continue
 		}
 		if err == nil {
+			if !d.Due(i, openFirst(p, d.ProducerID)) {
+				continue
+			}
 			var res logstore.AppendResult
-			res, err = p.AppendMarkerWritten(producerID, epoch, commit, coordinatorEpoch)
+			res, err = p.AppendMarkerWritten(d.ProducerID, d.Epoch, d.Commit, d.CoordinatorEpoch)
 			if err == nil {
 				done = append(done, written{tp, p, res.LastOffset + 1})
 				continue
 			}
 		}
-		failed = fmt.Errorf("%s marker for %s-%d: %w", decisionName(commit), tp.Topic, tp.Partition, err)
+		failed = fmt.Errorf("%s marker for %s-%d: %w", decisionName(d.Commit), tp.Topic, tp.Partition, err)
 		break
 	}
 	errs = make([]error, len(done))
 	sync1 := func(i int) {
 		if err := done[i].p.SyncTo(done[i].end); err != nil {
-			errs[i] = fmt.Errorf("%s marker for %s-%d: %w", decisionName(commit), done[i].tp.Topic, done[i].tp.Partition, err)
+			errs[i] = fmt.Errorf("%s marker for %s-%d: %w", decisionName(d.Commit), done[i].tp.Topic, done[i].tp.Partition, err)
 		}
 	}
 	if len(done) == 1 {
@@ -66,4 +77,51 @@ func (m storeMarkers) WriteMarkers(tps []TopicPartition, producerID int64, epoch
 		wg.Wait()
 	}
 	return errors.Join(append([]error{failed}, errs...)...)
+}
+
+// openFirst is the first offset of producerID's open transaction in p,
+// -1 when none is open.
+func openFirst(p *logstore.Partition, producerID int64) int64 {
+	if first, ok := p.OpenTransactions()[producerID]; ok {
+		return first
+	}
+	return -1
+}
+
+func (m storeMarkers) TxnFirstOffsets(tps []TopicPartition, producerID int64) ([]int64, error) {
+	firsts := make([]int64, len(tps))
+	for i, tp := range tps {
+		firsts[i] = -1
+		p, err := m.s.ExistingPartition(tp.Topic, tp.Partition)
+		if errors.Is(err, logstore.ErrNoPartition) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		firsts[i] = openFirst(p, producerID)
+	}
+	return firsts, nil
+}
+
+func (m storeMarkers) OpenTransactions() ([]OpenTransaction, error) {
+	ids, err := m.s.Partitions()
+	if err != nil {
+		return nil, err
+	}
+	var out []OpenTransaction
+	for _, id := range ids {
+		p, err := m.s.ExistingPartition(id.Topic, id.Partition)
+		if errors.Is(err, logstore.ErrNoPartition) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		tp := TopicPartition{Topic: id.Topic, Partition: id.Partition}
+		for pid, first := range p.OpenTransactions() {
+			out = append(out, OpenTransaction{TP: tp, ProducerID: pid, FirstOffset: first})
+		}
+	}
+	return out, nil
 }

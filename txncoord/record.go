@@ -59,6 +59,13 @@ type record struct {
 	// partitions are the partitions of the transaction (Ongoing or
 	// Prepare*), sorted; none in the other states.
 	partitions []TopicPartition
+	// firstOffsets, in PrepareX, holds for each of partitions the first
+	// offset of the transaction's data there when it was decided (-1:
+	// it had none there). nil in the other states, and for a PrepareX
+	// decoded from a record version before 3, which did not keep them.
+	// Markers.WriteMarkers uses them to write a marker only where it is
+	// still due (see the package doc, Durability).
+	firstOffsets []int64
 	// lastUpdateMs is when the record was last written, Unix
 	// milliseconds (Kafka's txnLastUpdateTimestamp), from which an idle
 	// id expires; -1 when unknown (a version 1 record: Open stamps it
@@ -66,9 +73,10 @@ type record struct {
 	lastUpdateMs int64
 }
 
-// clone returns r with its own partitions slice.
+// clone returns r with its own partitions and first offsets.
 func (r record) clone() record {
 	r.partitions = slices.Clone(r.partitions)
+	r.firstOffsets = slices.Clone(r.firstOffsets)
 	return r
 }
 
@@ -96,15 +104,18 @@ func compareTP(a, b TopicPartition) int {
 	return cmp.Compare(a.Partition, b.Partition)
 }
 
-// Record layouts: version 2 is written (version 1 only for a record
-// whose last update time is unknown, as decoded from an older file);
-// both are read.
+// Record layouts, all three read: version 3 is written for a record
+// with first offsets (a PrepareX), version 2 for any other, version 1
+// for a record whose last update time is unknown (as decoded from a
+// version 1 record). Each layout is written for exactly what it can
+// hold, so a record decodes and encodes back to the same bytes.
 const (
 	recordVersion1 = 1
-	recordVersion  = 2
+	recordVersion2 = 2
+	recordVersion  = 3
 )
 
-// recordHeaderSize is the fixed part of a version 2 record;
+// recordHeaderSize is the fixed part of a version 2 or 3 record;
 // recordHeaderSizeV1 of a version 1 record, which has no last update
 // time.
 const (
@@ -116,10 +127,10 @@ const (
 // characters; the field is 2 bytes.
 const maxTopicLen = math.MaxUint16
 
-// encode returns r in the version 2 layout (big-endian):
+// encode returns r in the version 2 or 3 layout (big-endian):
 //
 //	offset size field
-//	0      1    version (2)
+//	0      1    version (2, or 3 with first offsets)
 //	1      1    state (0 Empty ... 6 Dead)
 //	2      8    producer id
 //	10     2    producer epoch
@@ -130,19 +141,25 @@ const maxTopicLen = math.MaxUint16
 //	34     4    unused, 0
 //	38     8    last update, Unix ms (>= 0)
 //	46     4    partition count n
-//	50     ...  n times: topic length (2), topic, partition (4)
+//	50     ...  n times: topic length (2), topic, partition (4), and
+//	            in version 3 the first offset (8, >= -1)
 //
-// Version 1 is the same without the last update (the partition count
-// at 38, the partitions at 42); r is written so when its last update is
-// unknown (-1), which only a record decoded from version 1 has.
+// Version 3 (only PrepareCommit and PrepareAbort) is written when r has
+// first offsets. Version 1 is version 2 without the last update (the
+// partition count at 38, the partitions at 42); r is written so when
+// its last update is unknown (-1), which only a record decoded from
+// version 1 has (and so no first offsets).
 func (r *record) encode() []byte {
 	n := recordHeaderSize
 	for _, tp := range r.partitions {
-		n += 2 + len(tp.Topic) + 4
+		n += 2 + len(tp.Topic) + 4 + 8
 	}
-	version := byte(recordVersion)
-	if r.lastUpdateMs < 0 {
+	version := byte(recordVersion2)
+	switch {
+	case r.lastUpdateMs < 0:
 		version = recordVersion1
+	case r.firstOffsets != nil:
+		version = recordVersion
 	}
 	b := make([]byte, 0, n)
 	b = append(b, version, byte(r.state))
@@ -153,14 +170,17 @@ func (r *record) encode() []byte {
 	b = binary.BigEndian.AppendUint32(b, uint32(r.timeoutMs))
 	b = binary.BigEndian.AppendUint64(b, uint64(r.startMs))
 	b = binary.BigEndian.AppendUint32(b, 0)
-	if version == recordVersion {
+	if version != recordVersion1 {
 		b = binary.BigEndian.AppendUint64(b, uint64(r.lastUpdateMs))
 	}
 	b = binary.BigEndian.AppendUint32(b, uint32(len(r.partitions)))
-	for _, tp := range r.partitions {
+	for i, tp := range r.partitions {
 		b = binary.BigEndian.AppendUint16(b, uint16(len(tp.Topic)))
 		b = append(b, tp.Topic...)
 		b = binary.BigEndian.AppendUint32(b, uint32(tp.Partition))
+		if version == recordVersion {
+			b = binary.BigEndian.AppendUint64(b, uint64(r.firstOffsets[i]))
+		}
 	}
 	return b
 }
@@ -188,11 +208,11 @@ func decodeRecord(b []byte) (record, error) {
 	}
 	header := recordHeaderSize
 	switch b[0] {
-	case recordVersion:
+	case recordVersion, recordVersion2:
 	case recordVersion1:
 		header = recordHeaderSizeV1
 	default:
-		return r, bad(0, "record version %d, this build reads %d and %d", b[0], recordVersion1, recordVersion)
+		return r, bad(0, "record version %d, this build reads %d to %d", b[0], recordVersion1, recordVersion)
 	}
 	if len(b) < header {
 		return r, bad(len(b), "record of %d bytes is shorter than its %d-byte header", len(b), header)
@@ -232,8 +252,16 @@ func decodeRecord(b []byte) (record, error) {
 	if u := binary.BigEndian.Uint32(b[34:]); u != 0 {
 		return r, bad(34, "unused field is %d, not 0", u)
 	}
+	firsts := b[0] == recordVersion
+	if firsts && !r.state.prepared() {
+		return r, bad(0, "record version %d (first offsets) in state %s", b[0], r.state)
+	}
+	entry := 6 // the least bytes a partition takes
+	if firsts {
+		entry += 8
+	}
 	r.lastUpdateMs = -1
-	if b[0] == recordVersion {
+	if b[0] != recordVersion1 {
 		r.lastUpdateMs = int64(binary.BigEndian.Uint64(b[38:]))
 		if r.lastUpdateMs < 0 {
 			return r, bad(38, "last update time %d is negative", r.lastUpdateMs)
@@ -241,9 +269,8 @@ func decodeRecord(b []byte) (record, error) {
 	}
 	n := binary.BigEndian.Uint32(b[header-4:])
 	off := header
-	// Each partition takes at least 6 bytes: check the count against
-	// the bytes left before allocating for it.
-	if uint64(n) > uint64(len(b)-off)/6 {
+	// Check the count against the bytes left before allocating for it.
+	if uint64(n) > uint64(len(b)-off)/uint64(entry) {
 		return r, bad(header-4, "partition count %d does not fit in the %d bytes left", n, len(b)-off)
 	}
 	if (n > 0) != open {
@@ -251,6 +278,9 @@ func decodeRecord(b []byte) (record, error) {
 	}
 	if n > 0 {
 		r.partitions = make([]TopicPartition, 0, n)
+		if firsts {
+			r.firstOffsets = make([]int64, 0, n)
+		}
 	}
 	for i := range n {
 		if len(b)-off < 2 {
@@ -261,8 +291,8 @@ func decodeRecord(b []byte) (record, error) {
 			return r, bad(off, "partition %d: empty topic", i)
 		}
 		off += 2
-		if len(b)-off < l+4 {
-			return r, bad(off, "partition %d: topic of %d bytes and partition cut off (%d bytes left)", i, l, len(b)-off)
+		if len(b)-off < l+entry-2 {
+			return r, bad(off, "partition %d: topic of %d bytes and what follows it cut off (%d bytes left)", i, l, len(b)-off)
 		}
 		tp := TopicPartition{Topic: string(b[off : off+l]), Partition: int32(binary.BigEndian.Uint32(b[off+l:]))}
 		if tp.Partition < 0 {
@@ -273,6 +303,14 @@ func decodeRecord(b []byte) (record, error) {
 		}
 		r.partitions = append(r.partitions, tp)
 		off += l + 4
+		if firsts {
+			first := int64(binary.BigEndian.Uint64(b[off:]))
+			if first < -1 {
+				return r, bad(off, "partition %d: first offset %d is below -1", i, first)
+			}
+			r.firstOffsets = append(r.firstOffsets, first)
+			off += 8
+		}
 	}
 	if off != len(b) {
 		return r, bad(off, "%d bytes after the last partition", len(b)-off)

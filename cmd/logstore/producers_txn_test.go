@@ -16,9 +16,13 @@ func (c *cliIDs) NewProducerID() (int64, error) { c.next++; return c.next - 1, n
 
 type cliMarkers struct{}
 
-func (cliMarkers) WriteMarkers([]txncoord.TopicPartition, int64, int16, bool, int32) error {
-	return nil
+func (cliMarkers) WriteMarkers(txncoord.Decision) error { return nil }
+
+func (cliMarkers) TxnFirstOffsets(tps []txncoord.TopicPartition, _ int64) ([]int64, error) {
+	return make([]int64, len(tps)), nil
 }
+
+func (cliMarkers) OpenTransactions() ([]txncoord.OpenTransaction, error) { return nil, nil }
 
 // TestProducersOpenTransactions: with a transactions.db at the store
 // root, producers lists the coordinator's open transactions after the
