@@ -51,6 +51,7 @@ type coordPoint struct {
 	txnDB []byte       // transactions.db as last committed
 	tmp   []byte       // transactions.db.new as a crash left it (nil: none)
 	acked map[int]bool // transaction number -> commit, as answered by then
+	asked map[int]bool // transaction number -> true: EndTxn(commit) was called by then
 	// mayExpire: the expiry of the idle ids A, B and C may be durable;
 	// expired: it is (the coordinator reported it).
 	mayExpire, expired bool
@@ -78,6 +79,7 @@ type coordCrashRun struct {
 	what    string
 	lastDB  []byte
 	acked   map[int]bool
+	asked   map[int]bool
 	points  []coordPoint
 	err     error
 	snapDBs map[string][]byte // each partition's producer-snapshots.db, which the workload does not change
@@ -92,7 +94,7 @@ type coordCrashRun struct {
 func (r *coordCrashRun) txnDBPath() string { return filepath.Join(r.root, txncoord.FileName) }
 
 func (r *coordCrashRun) point(what string) {
-	r.points = append(r.points, coordPoint{what: what, fs: r.fs.Clone(), txnDB: r.lastDB, acked: maps.Clone(r.acked), mayExpire: r.expiring, expired: r.expired})
+	r.points = append(r.points, coordPoint{what: what, fs: r.fs.Clone(), txnDB: r.lastDB, acked: maps.Clone(r.acked), asked: maps.Clone(r.asked), mayExpire: r.expiring, expired: r.expired})
 }
 
 // outside runs fn without r.mu, so the hooks it triggers can record.
@@ -103,7 +105,7 @@ func (r *coordCrashRun) outside(fn func()) {
 }
 
 func TestCoordinatorCrashRecovery(t *testing.T) {
-	r := &coordCrashRun{root: t.TempDir(), acked: map[int]bool{}, snapDBs: map[string][]byte{}}
+	r := &coordCrashRun{root: t.TempDir(), acked: map[int]bool{}, asked: map[int]bool{}, snapDBs: map[string][]byte{}}
 	// The partitions' snapshot dbs live in the real directories.
 	for _, tp := range coordTPs {
 		if err := os.MkdirAll(filepath.Join(r.root, fmt.Sprintf("%s-%d", tp.Topic, tp.Partition)), 0o755); err != nil {
@@ -170,7 +172,7 @@ func TestCoordinatorCrashRecovery(t *testing.T) {
 			// An append: a crash before its sync returned leaves the
 			// file torn anywhere in the frame.
 			r.torn = append(r.torn, coordTorn{
-				point: coordPoint{what: r.what + ": a commit torn", fs: r.fs.Clone(), acked: maps.Clone(r.acked), mayExpire: r.expiring, expired: r.expired},
+				point: coordPoint{what: r.what + ": a commit torn", fs: r.fs.Clone(), acked: maps.Clone(r.acked), asked: maps.Clone(r.asked), mayExpire: r.expiring, expired: r.expired},
 				prev:  r.lastDB, cur: data})
 		} else {
 			// Written anew (the conversion, a compaction): a crash
@@ -179,7 +181,7 @@ func TestCoordinatorCrashRecovery(t *testing.T) {
 			r.rewrites++
 			for _, tmp := range [][]byte{data, data[:len(data)/2], {}} {
 				r.points = append(r.points, coordPoint{what: fmt.Sprintf("%s: transactions.db written anew, crash before the rename (tmp of %d bytes)", r.what, len(tmp)),
-					fs: r.fs.Clone(), txnDB: r.lastDB, tmp: tmp, acked: maps.Clone(r.acked), mayExpire: r.expiring, expired: r.expired})
+					fs: r.fs.Clone(), txnDB: r.lastDB, tmp: tmp, acked: maps.Clone(r.acked), asked: maps.Clone(r.asked), mayExpire: r.expiring, expired: r.expired})
 			}
 		}
 		r.lastDB = data
@@ -211,18 +213,10 @@ func TestCoordinatorCrashRecovery(t *testing.T) {
 		prods[id] = &producer{pid: pid, epoch: epoch}
 	}
 	data := map[coordDataKey]int{} // data batch -> transaction number
-	const txns = 14
-	for n := range txns {
-		id := []string{"A", "B"}[n%2]
-		if prods[id] == nil {
-			r.what = fmt.Sprintf("txn %d: init %s", n, id)
-			initProducer(id)
-		}
+	// produceTxn adds tps to a transaction of id (a lazy write) and
+	// writes its data, number n, to each.
+	produceTxn := func(n int, id string, tps []txncoord.TopicPartition) {
 		pr := prods[id]
-		tps := coordTPs
-		if n%3 == 1 {
-			tps = coordTPs[1:]
-		}
 		r.what = fmt.Sprintf("txn %d (%s): add partitions", n, id)
 		r.outside(func() { err = c.AddPartitions(id, pr.pid, pr.epoch, tps) })
 		if err != nil {
@@ -246,6 +240,35 @@ func TestCoordinatorCrashRecovery(t *testing.T) {
 			}
 			pr.seq[tp.Partition] += int32(count)
 		}
+	}
+	// endTxn ends transaction n of id with commit.
+	endTxn := func(n int, id string, commit bool) {
+		pr := prods[id]
+		r.what = fmt.Sprintf("txn %d (%s): end (commit %v)", n, id, commit)
+		if commit {
+			r.asked[n] = true
+		}
+		r.outside(func() { err = c.EndTxn(id, pr.pid, pr.epoch, commit) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.acked[n] = commit
+		if !commit {
+			<-aborted
+		}
+	}
+	const txns = 14
+	for n := range txns {
+		id := []string{"A", "B"}[n%2]
+		if prods[id] == nil {
+			r.what = fmt.Sprintf("txn %d: init %s", n, id)
+			initProducer(id)
+		}
+		tps := coordTPs
+		if n%3 == 1 {
+			tps = coordTPs[1:]
+		}
+		produceTxn(n, id, tps)
 		switch n % 7 {
 		case 5:
 			// A new producer of the id fences this one and aborts its
@@ -265,16 +288,7 @@ func TestCoordinatorCrashRecovery(t *testing.T) {
 			r.what = fmt.Sprintf("txn %d (%s): init after the timeout", n, id)
 			initProducer(id)
 		default:
-			commit := n%2 == 0 || n%5 == 0
-			r.what = fmt.Sprintf("txn %d (%s): end (commit %v)", n, id, commit)
-			r.outside(func() { err = c.EndTxn(id, pr.pid, pr.epoch, commit) })
-			if err != nil {
-				t.Fatal(err)
-			}
-			r.acked[n] = commit
-			if !commit {
-				<-aborted
-			}
+			endTxn(n, id, n%2 == 0 || n%5 == 0)
 		}
 	}
 	// Every id idle a minute on: A, B and C (the converted file's)
@@ -298,20 +312,15 @@ func TestCoordinatorCrashRecovery(t *testing.T) {
 	if prods["A"].pid == oldA || prods["A"].epoch != 0 {
 		t.Fatalf("A after its expiry: producer id %d epoch %d, it had %d", prods["A"].pid, prods["A"].epoch, oldA)
 	}
-	// A last transaction left ongoing at the crash.
-	r.what = "txn 14 (A): left ongoing"
-	pr := prods["A"]
-	r.outside(func() { err = c.AddPartitions("A", pr.pid, pr.epoch, coordTPs) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tp := range coordTPs {
-		data[coordDataKey{tp.Partition, pr.pid, pr.epoch, pr.seq[tp.Partition]}] = txns
-		r.outside(func() { _, err = parts[tp.Partition].Append(txnDataBatch(pr.pid, pr.epoch, pr.seq[tp.Partition], 1)) })
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	// Two transactions of A back to back: the first committed (its
+	// Complete held, then replaced by the second's AddPartitions, both
+	// lazy writes), the second left ongoing at the crash. Until the
+	// second's AddPartitions is committed, the file's last record of A
+	// is the first's PrepareCommit, and the partitions hold the
+	// second's data: Open must not end it with the first's decision.
+	produceTxn(txns, "A", coordTPs[:2])
+	endTxn(txns, "A", true)
+	produceTxn(txns+1, "A", coordTPs[1:])
 	r.fs.SetHook(nil)
 	r.mu.Unlock()
 	if r.err != nil {
@@ -554,6 +563,9 @@ func (r *coordCrashRun) check(img *crashfs.FS, cp coordPoint, data map[coordData
 		}
 		if acked, ok := cp.acked[n]; ok && acked != want {
 			return fmt.Errorf("transaction %d: answered commit=%v, the partitions say commit=%v", n, acked, want)
+		}
+		if want && !cp.asked[n] {
+			return fmt.Errorf("transaction %d: committed, and no EndTxn asked to commit it", n)
 		}
 	}
 	// Open again: everything was finished, so nothing is written.
