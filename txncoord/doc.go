@@ -113,12 +113,14 @@
 //	            2 (puts): one or more entries, each: id length (2, > 0),
 //	            the transactional id, record length (4), the record;
 //	            a record length of 0 is a tombstone: the id expired
+//	            3 (close): nothing; Close appends it after its last
+//	            commit, so it ends the file of a clean close only
 //
 // A record (an id's whole state; the last put of an id wins, and a
 // tombstone after it removes the id) is:
 //
 //	offset size field
-//	0      1    record version (2)
+//	0      1    record version (2, or 3 for a PrepareX with first offsets)
 //	1      1    state: 0 Empty, 1 Ongoing, 2 PrepareCommit,
 //	            3 PrepareAbort, 4 CompleteCommit, 5 CompleteAbort, 6 Dead
 //	2      8    producer id (>= 0)
@@ -132,9 +134,14 @@
 //	38     8    last update, Unix ms (>= 0): when the record was written
 //	46     4    partition count n (> 0 exactly in Ongoing and PrepareX)
 //	50     ...  n partitions, sorted by topic then partition:
-//	            topic length (2, > 0), topic, partition (4, >= 0)
+//	            topic length (2, > 0), topic, partition (4, >= 0), and
+//	            in version 3 the first offset of the transaction's data
+//	            there when it was decided (8, >= -1; -1: none)
 //
-// Record version 1, which builds before expiration wrote, is the same
+// Record version 3 is written for every PrepareX since first offsets
+// were kept, version 2 for every other record; a build before that
+// reads version 2 only, so it refuses (ErrDamaged) a file with a
+// decision not yet finished. Record version 1, which builds before expiration wrote, is the same
 // without the last update (the partition count at 38, the partitions
 // at 42). It is still read; Open stamps such a record with its own time
 // and writes it as version 2 in the file it writes anew, so an id idle
@@ -142,7 +149,7 @@
 // that read it.
 //
 // Invariants. The first frame is the coordinator epoch record, and it
-// is the only one: Open writes the file anew with the next epoch
+// is the only one (a close record, if any, is the last frame): Open writes the file anew with the next epoch
 // (incremented at every Open and written into every marker of that
 // Open, so a marker written again after a restart has a coordinator
 // epoch no older than one already in the partition). Every frame after
@@ -229,50 +236,60 @@
 //
 //   - InitProducerID's new mapping: yes. Otherwise a crash could hand the
 //     same epoch to a second producer, or unfence the fenced one.
-//   - AddPartitions: yes. A partition gets transactional data only after
-//     its AddPartitions answered; if the coordinator could forget the
-//     partition, the transaction's markers would never reach it and its
-//     last stable offset would stay stuck for ever. Aborting, at Open,
-//     the open transactions the partitions hold that no durable record
-//     lists would not be enough: the first AddPartitions of a
-//     transaction usually replaces the previous transaction's held
-//     CompleteX, so a crash could lose both and leave the previous
-//     PrepareX on disk while the new transaction has data in the
-//     partitions; Open would then write the old decision's markers again
-//     and they would end the new transaction (same producer id and
-//     epoch) in the partitions the old one listed, committed there and
-//     aborted elsewhere. Ruling that out needs the CompleteX durable
-//     before the next AddPartitions is answered, which is the commit
-//     this would save.
+//   - AddPartitions: no, a lazy write (AddPartitionsDurable, which the
+//     server uses for the group offsets partition of AddOffsetsToTxn:
+//     yes). The transaction's decision carries it to disk at the
+//     latest (same id: the PrepareX replaces it, and lists its
+//     partitions). A crash before that leaves data of the transaction
+//     in partitions the file does not list, and maybe a PrepareX of the
+//     id's previous transaction as its last record (the previous
+//     CompleteX was held, then replaced). Two rules make that safe.
+//     First, a PrepareX keeps, per partition, the first offset of the
+//     transaction's data there when it was decided (-1: none), and a
+//     marker written for it at Open is due only where the producer's
+//     open transaction still begins there, or, for -1, where none is
+//     open (Decision.Due): the previous decision never ends the new
+//     transaction, whose data begins later. Second, an Open that
+//     follows a crash (the file does not end with the close record
+//     Close appends after its last commit) lists the partitions' open
+//     transactions (Markers.OpenTransactions, which opens every
+//     partition) and aborts each one of a transactional id's current
+//     producer id that the id's record does not list, with the id's
+//     ongoing transaction, at the epoch bumped: the producer is fenced,
+//     so its EndTxn, never answered (its decision would have carried
+//     the AddPartitions), is refused rather than taken for a retry of
+//     the decision on disk. An open transaction of a producer id no id
+//     maps to is logged and left (it is not the coordinator's). The
+//     group offsets partition leaves no data a partition could list,
+//     so AddOffsetsToTxn's write is waited for; and since it replaces
+//     the id's record, pending transactional offsets exist only while
+//     the file says the id is Ongoing with that partition.
 //   - PrepareX: yes, before any marker is written. A crash after some
-//     markers leaves PrepareX on disk, and Open writes every marker of
-//     the decision again, then CompleteX: every partition ends with the
-//     same decision.
+//     markers leaves PrepareX on disk, and Open writes the markers still
+//     due, then CompleteX: every partition ends with the same decision.
 //   - The markers: a decision's markers are all written, then waited
 //     for together (Markers.WriteMarkers; StoreMarkers syncs the
 //     partitions concurrently), before CompleteX is queued and before
 //     EndTxn answers. Which of them a crash keeps does not matter: the
 //     file says PrepareX until CompleteX is committed, and Open writes
-//     them all again.
+//     the ones lost.
 //   - CompleteX: no (a lazy write, see above: committed with the next
 //     waited-for write, within a second, or at Close, or replaced by the
 //     id's next write). If a crash loses it, or it was never written, the
 //     file still says PrepareX and Open writes the markers again. That
-//     is harmless: the marker for a
-//     producer with no open transaction in a partition is accepted by
-//     Partition.AppendMarker (its checks refuse only an older producer
-//     epoch or coordinator epoch, and the new Open's coordinator epoch
-//     is higher) and ends nothing: no .txnindex entry, no change of the
-//     last stable offset. And it cannot end a later transaction of the
-//     producer: a later transaction begins with an AddPartitions whose
-//     durable write replaces the record (same key) before any of its
-//     data is admitted, so the file can only say PrepareX while the
-//     producer has no data after the markers. Replacing a held CompleteX
+//     writes only the markers still due (see AddPartitions above): it
+//     skips a partition whose marker is there, and one where a later
+//     transaction of the producer is open. (A decision recorded before
+//     record version 3 has no first offsets; its markers are all
+//     written again, which was safe under the build that wrote it, whose
+//     AddPartitions was durable: a marker for a producer with no open
+//     transaction ends nothing.) Replacing a held CompleteX
 //     by a newer write of the id (AddPartitions' Ongoing, or
 //     InitProducerID's Empty) is the same as committing both in one
-//     commit: the file goes from PrepareX to the newer record, which is
-//     durable before its caller is answered, and the markers of the
-//     PrepareX were durable before the CompleteX was queued. After a
+//     commit: the file goes from PrepareX to the newer record (or, if a
+//     crash loses a lazy AddPartitions, stays at PrepareX: see above),
+//     and the markers of the PrepareX were durable before the CompleteX
+//     was queued. After a
 //     crash, Read (and so `logstore producers`) may show PrepareX for a
 //     transaction already answered as ended; the next Open finishes it.
 //   - The coordinator epoch at Open: yes, before any marker.
@@ -285,11 +302,12 @@
 //     tombstone, so the file never has the tombstone after it. A failed
 //     tombstone commit leaves the id as it was, in memory and on disk.
 //
-// Open finishes every PrepareX (markers, then a durable CompleteX)
-// before it returns. Ongoing transactions stay Ongoing, with their start
-// time, and the timeout scan aborts them when due. So after a crash at
-// any point every transaction ends committed in every partition or
-// aborted in every partition.
+// Open finishes every PrepareX (the markers due, then a durable
+// CompleteX), then, after a crash, aborts the transactions no record
+// lists, before it returns. Ongoing transactions the file lists stay
+// Ongoing, with their start time, and the timeout scan aborts them when
+// due. So after a crash at any point every transaction ends committed
+// in every partition or aborted in every partition.
 //
 // Failures that are not crashes: a failed commit leaves the state in
 // memory as it was (the caller gets the error, the server answers 15
