@@ -253,6 +253,9 @@ func TestCoordinatorCrashRecovery(t *testing.T) {
 			t.Fatal(err)
 		}
 		r.acked[n] = commit
+		// EndTxn answers before its markers are durable (they are
+		// synced in the background): a crash now must keep the answer.
+		r.point(r.what + ": answered")
 		if !commit {
 			<-aborted
 		}

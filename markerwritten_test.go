@@ -94,7 +94,11 @@ func TestStoreMarkersWriteAllThenSync(t *testing.T) {
 		ops = append(ops, op)
 		mu.Unlock()
 	})
-	if err := txncoord.StoreMarkers(s).WriteMarkers(txncoord.Decision{Partitions: tps, ProducerID: 4, Epoch: 2, Commit: true, CoordinatorEpoch: 1}); err != nil {
+	sync, err := txncoord.StoreMarkers(s).WriteMarkers(txncoord.Decision{Partitions: tps, ProducerID: 4, Epoch: 2, Commit: true, CoordinatorEpoch: 1})
+	if err == nil {
+		err = sync()
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
 	fs.SetHook(nil)

@@ -28,7 +28,7 @@ type groupMarkers struct {
 	txncoord.Markers
 }
 
-func (m groupMarkers) WriteMarkers(d txncoord.Decision) error {
+func (m groupMarkers) WriteMarkers(d txncoord.Decision) (func() error, error) {
 	store := d
 	store.Partitions, store.FirstOffsets = nil, nil
 	for i, tp := range d.Partitions {
@@ -39,18 +39,26 @@ func (m groupMarkers) WriteMarkers(d txncoord.Decision) error {
 			}
 		}
 	}
-	var errs []error
+	sync := func() error { return nil }
 	if len(store.Partitions) > 0 {
-		errs = append(errs, m.Markers.WriteMarkers(store))
+		var err error
+		if sync, err = m.Markers.WriteMarkers(store); err != nil {
+			return nil, err
+		}
 	}
-	// The offsets after the partitions' markers; each is a no-op when it
-	// is written again (the coordinator retries a decision that failed).
+	// The offsets after the partitions' markers, durable when
+	// CompleteTxn returns; each is a no-op when it is written again (the
+	// coordinator retries a decision that failed).
+	var errs []error
 	for _, tp := range d.Partitions {
 		if tp.Topic == groupcoord.OffsetsTopic {
 			errs = append(errs, m.groups.CompleteTxn(d.ProducerID, tp.Partition, d.Commit))
 		}
 	}
-	return errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil {
+		return nil, errors.Join(err, sync())
+	}
+	return sync, nil
 }
 
 // offsetsPartition is the transaction partition that holds a group's

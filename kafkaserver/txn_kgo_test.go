@@ -225,6 +225,10 @@ func TestTxnKgoCommitAbort(t *testing.T) {
 		if !slices.Equal(committed, wantCommitted[p]) || !slices.Equal(aborted, wantAborted[p]) || len(open) != 0 {
 			t.Fatalf("partition %d: committed %q, aborted %q, open %q; want %q and %q", p, committed, aborted, open, wantCommitted[p], wantAborted[p])
 		}
+		// The last EndTxn's markers are made durable in the background.
+		if err := part.SyncTo(part.EndOffset()); err != nil {
+			t.Fatal(err)
+		}
 		if lso, hwm := part.LastStableOffset(), part.DurableEnd(); lso != hwm {
 			t.Fatalf("partition %d: last stable offset %d, high watermark %d", p, lso, hwm)
 		}

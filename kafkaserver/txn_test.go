@@ -245,6 +245,11 @@ func TestTxnOverTheWire(t *testing.T) {
 		if !slices.Equal(committed, []string{v}) || len(aborted) != 0 || len(open) != 0 {
 			t.Fatalf("t-%d: committed %q aborted %q open %q; want %q committed", pn, committed, aborted, open, v)
 		}
+		// EndTxn answered once the markers were written; they are made
+		// durable in the background. Wait for that here.
+		if err := part.SyncTo(part.EndOffset()); err != nil {
+			t.Fatal(err)
+		}
 		if lso, hwm := part.LastStableOffset(), part.DurableEnd(); lso != hwm || hwm != 2 {
 			t.Fatalf("t-%d: last stable offset %d, high watermark %d; want 2 and 2", pn, lso, hwm)
 		}

@@ -31,9 +31,11 @@ type TopicPartition struct {
 type Markers interface {
 	// WriteMarkers writes the COMMIT (d.Commit) or ABORT marker of d to
 	// each partition of d.Partitions where it is due (see Decision) and
-	// returns once all of them are durable (or with an error, when some
-	// may not be written).
-	WriteMarkers(d Decision) error
+	// returns once all of them are written; sync then returns once all
+	// of them are durable, and may be called again after it failed. On
+	// an error (some markers may not be written) it has waited for the
+	// ones written, and sync is nil.
+	WriteMarkers(d Decision) (sync func() error, err error)
 	// TxnFirstOffsets returns, for each of tps, the first offset of
 	// producerID's open transaction there, -1 when it has none open
 	// (or the partition holds no data a transaction could leave, as the
@@ -192,11 +194,25 @@ type txn struct {
 	// fresh: created by an InitProducerID not yet persisted; invisible
 	// to every other call. Guarded by Coordinator.mu.
 	fresh bool
+	// syncing is the decision whose markers are written and answered
+	// but not known durable yet (nil when none): until they are, no
+	// record of the id after that decision's PrepareX may reach the
+	// file (see finish). Guarded by Coordinator.mu.
+	syncing *markerSync
 	// produce is held shared by BeginProduce until release, and
 	// exclusively while markers are written, so no admitted batch can
 	// land after its transaction's marker. Lock order: produce, then
 	// Coordinator.mu.
 	produce sync.RWMutex
+}
+
+// markerSync is the background wait for a decision's markers.
+type markerSync struct {
+	sync func() error // Markers.WriteMarkers's; called again after a failure
+	// done is closed once the background wait ended: with err nil, the
+	// id's record was queued after it (see finish).
+	done chan struct{}
+	err  error
 }
 
 // Coordinator is the transaction coordinator of a store. It is safe for
@@ -364,10 +380,33 @@ func (c *Coordinator) Close() error {
 	<-c.scanDone
 	c.ops.Wait()
 	c.w.close()
-	if err := errors.Join(c.w.log.markClosed(), c.w.log.close()); err != nil {
+	var mark error
+	if unsynced := c.unsynced(); len(unsynced) > 0 {
+		// Their records after the decision were never queued: the
+		// next Open must look for their data (no close record).
+		c.log.Error("txncoord: closing with decisions whose markers are not durable; the next Open finishes them", "transactional_ids", unsynced)
+	} else {
+		mark = c.w.log.markClosed()
+	}
+	if err := errors.Join(mark, c.w.log.close()); err != nil {
 		return fmt.Errorf("txncoord: close %s: %w", c.path, err)
 	}
 	return nil
+}
+
+// unsynced lists the ids whose last decision's markers are not known
+// durable (their background wait failed).
+func (c *Coordinator) unsynced() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var ids []string
+	for id, t := range c.txns {
+		if t.syncing != nil {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	return ids
 }
 
 // enterLocked registers a call in progress; it fails once closed. The
@@ -549,7 +588,7 @@ func (c *Coordinator) initLocked(t *txn, r record, timeout time.Duration, expect
 		}
 	}
 	c.stamp(&next)
-	if err := c.w.write(t.id, next); err != nil {
+	if err := c.writeDurable(t, next); err != nil {
 		return 0, 0, err
 	}
 	c.settle(t, &next)
@@ -645,14 +684,18 @@ func (c *Coordinator) addPartitions(txnID string, producerID int64, epoch int16,
 	c.stamp(&next)
 	if !durable {
 		// Queued under c.mu, so the lazy writes of the id reach the
-		// committer in the order their states were taken.
-		c.w.writeLazy(txnID, next)
+		// committer in the order their states were taken; while the
+		// last decision's markers are not durable, not at all (the
+		// record is queued once they are: markersSynced).
+		if t.syncing == nil {
+			c.w.writeLazy(txnID, next)
+		}
 		t.rec = next
 		c.mu.Unlock()
 	} else {
 		t.pending = true
 		c.mu.Unlock()
-		if err := c.w.write(txnID, next); err != nil {
+		if err := c.writeDurable(t, next); err != nil {
 			c.settle(t, nil)
 			return err
 		}
@@ -744,7 +787,7 @@ func (c *Coordinator) finish(t *txn, prep record, persisted bool) error {
 		}
 		prep.firstOffsets = firsts
 		c.stamp(&prep)
-		if err := c.w.write(t.id, prep); err != nil {
+		if err := c.writeDurable(t, prep); err != nil {
 			return err
 		}
 		c.mu.Lock()
@@ -752,10 +795,11 @@ func (c *Coordinator) finish(t *txn, prep record, persisted bool) error {
 		c.mu.Unlock()
 	}
 	commit := prep.state == statePrepareCommit
-	if err := c.markers.WriteMarkers(Decision{
+	sync, err := c.markers.WriteMarkers(Decision{
 		Partitions: prep.partitions, FirstOffsets: prep.firstOffsets,
 		ProducerID: prep.producerID, Epoch: prep.epoch, Commit: commit, CoordinatorEpoch: c.epoch,
-	}); err != nil {
+	})
+	if err != nil {
 		return fmt.Errorf("txncoord: transactional id %q: %s markers: %w", t.id, decisionName(commit), err)
 	}
 	done := prep.clone()
@@ -765,21 +809,93 @@ func (c *Coordinator) finish(t *txn, prep record, persisted bool) error {
 	}
 	c.stamp(&done)
 	if c.opening {
+		if err := sync(); err != nil {
+			return fmt.Errorf("txncoord: transactional id %q: %s markers: %w", t.id, decisionName(commit), err)
+		}
 		if err := c.w.write(t.id, done); err != nil {
 			return err
 		}
+		c.mu.Lock()
+		t.rec = done
+		c.mu.Unlock()
 	} else {
-		c.w.writeLazy(t.id, done)
+		// The decision is durable and every marker written: the
+		// caller is answered now, and the markers become durable in
+		// the background (Kafka, too, answers EndTxn once its
+		// decision is logged). Until they are, the file must keep the
+		// PrepareX, so Open can write again the markers a crash
+		// loses: the id's Complete, and any record after it, is
+		// queued only once they are durable (awaitMarkers).
+		ms := &markerSync{sync: sync, done: make(chan struct{})}
+		c.mu.Lock()
+		t.rec, t.syncing = done, ms
+		c.ops.Add(1)
+		c.mu.Unlock()
+		go func() {
+			defer c.ops.Done()
+			err := sync()
+			if err != nil {
+				c.log.Error("txncoord: the markers of a decision are not durable; the next write of the transactional id tries again", "transactional_id", t.id, "err", err)
+			}
+			c.mu.Lock()
+			ms.err = err
+			if err == nil {
+				c.markersSynced(t, ms)
+			}
+			close(ms.done)
+			c.mu.Unlock()
+		}()
 	}
-	c.mu.Lock()
-	t.rec = done
-	c.mu.Unlock()
 	if commit {
 		c.event(EventCommitted)
 	} else {
 		c.event(EventAborted)
 	}
 	return nil
+}
+
+// markersSynced records that the markers of ms are durable: t's record
+// as it is now (the Complete, or a later transaction's Ongoing, which
+// AddPartitions did not queue meanwhile) is queued, a lazy write,
+// before any later write of the id. The caller holds c.mu.
+func (c *Coordinator) markersSynced(t *txn, ms *markerSync) {
+	if t.syncing == ms {
+		t.syncing = nil
+		c.w.writeLazy(t.id, t.rec)
+	}
+}
+
+// awaitMarkers returns once the markers of t's last decision are
+// durable, trying their sync again if the background wait failed; the
+// caller (t pending, or holding its produce lock) then writes a record
+// of t. An error (the markers still not durable) leaves t as it is.
+func (c *Coordinator) awaitMarkers(t *txn) error {
+	c.mu.Lock()
+	ms := t.syncing
+	c.mu.Unlock()
+	if ms == nil {
+		return nil
+	}
+	<-ms.done
+	if ms.err == nil {
+		return nil
+	}
+	if err := ms.sync(); err != nil {
+		return fmt.Errorf("txncoord: transactional id %q: the markers of its last decision: %w", t.id, err)
+	}
+	c.mu.Lock()
+	c.markersSynced(t, ms)
+	c.mu.Unlock()
+	return nil
+}
+
+// writeDurable writes r as t's record and waits until it is durable,
+// once the markers of t's last decision are (awaitMarkers).
+func (c *Coordinator) writeDurable(t *txn, r record) error {
+	if err := c.awaitMarkers(t); err != nil {
+		return err
+	}
+	return c.w.write(t.id, r)
 }
 
 // BeginProduce admits a transactional batch of (producerID, epoch) for
@@ -989,13 +1105,22 @@ func (c *Coordinator) expireIDs() {
 	defer c.ops.Done()
 	c.mu.Unlock()
 	slices.SortFunc(expired, func(a, b *txn) int { return strings.Compare(a.id, b.id) })
-	keys := make([]string, len(expired))
 	recs := make([]record, len(expired)) // t.rec cannot change while pending
+	errs := make([]error, len(expired))
+	var keys []string
+	var removing []int
 	for i, t := range expired {
-		keys[i] = t.id
 		recs[i] = t.rec
+		// A tombstone, like any record after a decision, waits for its
+		// markers.
+		if errs[i] = c.awaitMarkers(t); errs[i] == nil {
+			keys = append(keys, t.id)
+			removing = append(removing, i)
+		}
 	}
-	errs := c.w.remove(keys)
+	for j, err := range c.w.remove(keys) {
+		errs[removing[j]] = err
+	}
 	c.mu.Lock()
 	for i, t := range expired {
 		t.pending = false

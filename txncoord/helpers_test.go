@@ -46,8 +46,9 @@ func (m marker) String() string {
 // fakeMarkers records markers; fail, when set, fails them (nothing
 // recorded); block, when set, is received from before each write
 // (entered is sent to first, when set). open plays the partitions'
-// open transactions (setOpen; a marker written ends one), and listed
-// counts the OpenTransactions calls.
+// open transactions (setOpen; a marker written ends one), listed counts
+// the OpenTransactions calls, and syncs, when set, decides when (and
+// how) the markers' sync returns.
 type fakeMarkers struct {
 	mu      sync.Mutex
 	written []marker
@@ -56,6 +57,9 @@ type fakeMarkers struct {
 	block   chan struct{}
 	open    map[openKey]int64
 	listed  int
+	// syncs, when set, is received from for the result of each wait
+	// for markers' durability.
+	syncs chan error
 }
 
 type openKey struct {
@@ -82,16 +86,24 @@ func (f *fakeMarkers) firstOffset(tp txncoord.TopicPartition, pid int64) int64 {
 	return -1
 }
 
-func (f *fakeMarkers) WriteMarkers(d txncoord.Decision) error {
+func (f *fakeMarkers) WriteMarkers(d txncoord.Decision) (func() error, error) {
 	for i, tp := range d.Partitions {
 		if !d.Due(i, f.firstOffset(tp, d.ProducerID)) {
 			continue
 		}
 		if err := f.writeMarker(tp, d.ProducerID, d.Epoch, d.Commit, d.CoordinatorEpoch); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	f.mu.Lock()
+	syncs := f.syncs
+	f.mu.Unlock()
+	return func() error {
+		if syncs != nil {
+			return <-syncs
+		}
+		return nil
+	}, nil
 }
 
 func (f *fakeMarkers) TxnFirstOffsets(tps []txncoord.TopicPartition, pid int64) ([]int64, error) {

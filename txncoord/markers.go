@@ -12,10 +12,10 @@ import (
 //
 // WriteMarkers: for each partition Store.ExistingPartition, then, where
 // the marker is due (Decision.Due, from Partition.OpenTransactions),
-// Partition.AppendMarkerWritten; once every marker is written, it waits
-// for all of them to be durable (Partition.SyncTo, one per partition,
-// concurrently), so a transaction over n partitions waits for its
-// markers' fsyncs once, not n times one after the other. A partition
+// Partition.AppendMarkerWritten; its sync waits for all of them to be
+// durable (Partition.SyncTo, one per partition, concurrently), so a
+// transaction over n partitions waits for its markers' fsyncs once, not
+// n times one after the other. A partition
 // whose directory no longer exists (logstore.ErrNoPartition: its topic
 // was deleted) is skipped, as Kafka drops the markers of deleted
 // partitions. A marker the partition refuses (an older epoch or
@@ -31,17 +31,14 @@ func StoreMarkers(store *logstore.Store) Markers { return storeMarkers{store} }
 
 type storeMarkers struct{ s *logstore.Store }
 
-func (m storeMarkers) WriteMarkers(d Decision) error {
+func (m storeMarkers) WriteMarkers(d Decision) (func() error, error) {
 	type written struct {
 		tp  TopicPartition
 		p   *logstore.Partition
 		end int64
 	}
-	var (
-		done   []written
-		errs   []error
-		failed error
-	)
+	var done []written
+	var failed error
 	for i, tp := range d.Partitions {
 		p, err := m.s.ExistingPartition(tp.Topic, tp.Partition)
 		if errors.Is(err, logstore.ErrNoPartition) {
@@ -61,22 +58,28 @@ func (m storeMarkers) WriteMarkers(d Decision) error {
 		failed = fmt.Errorf("%s marker for %s-%d: %w", decisionName(d.Commit), tp.Topic, tp.Partition, err)
 		break
 	}
-	errs = make([]error, len(done))
-	sync1 := func(i int) {
-		if err := done[i].p.SyncTo(done[i].end); err != nil {
-			errs[i] = fmt.Errorf("%s marker for %s-%d: %w", decisionName(d.Commit), done[i].tp.Topic, done[i].tp.Partition, err)
+	sync := func() error {
+		errs := make([]error, len(done))
+		sync1 := func(i int) {
+			if err := done[i].p.SyncTo(done[i].end); err != nil {
+				errs[i] = fmt.Errorf("%s marker for %s-%d: %w", decisionName(d.Commit), done[i].tp.Topic, done[i].tp.Partition, err)
+			}
 		}
-	}
-	if len(done) == 1 {
-		sync1(0)
-	} else {
-		var wg sync.WaitGroup
-		for i := range done {
-			wg.Go(func() { sync1(i) })
+		if len(done) == 1 {
+			sync1(0)
+		} else {
+			var wg sync.WaitGroup
+			for i := range done {
+				wg.Go(func() { sync1(i) })
+			}
+			wg.Wait()
 		}
-		wg.Wait()
+		return errors.Join(errs...)
 	}
-	return errors.Join(append([]error{failed}, errs...)...)
+	if failed != nil {
+		return nil, errors.Join(failed, sync())
+	}
+	return sync, nil
 }
 
 // openFirst is the first offset of producerID's open transaction in p,

@@ -36,14 +36,21 @@ func TestStoreMarkers(t *testing.T) {
 		t.Fatalf("LSO with an open transaction: %d", lso)
 	}
 	m := txncoord.StoreMarkers(s)
-	if err := m.WriteMarkers(txncoord.Decision{Partitions: []txncoord.TopicPartition{{Topic: "t", Partition: 0}}, ProducerID: 4, Epoch: 2, Commit: true, CoordinatorEpoch: 1}); err != nil {
+	write := func(d txncoord.Decision) error {
+		sync, err := m.WriteMarkers(d)
+		if err != nil {
+			return err
+		}
+		return sync()
+	}
+	if err := write(txncoord.Decision{Partitions: []txncoord.TopicPartition{{Topic: "t", Partition: 0}}, ProducerID: 4, Epoch: 2, Commit: true, CoordinatorEpoch: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if lso, end := p.LastStableOffset(), p.EndOffset(); lso != end || end != 4 {
 		t.Fatalf("after the marker: LSO %d, end %d; want 4, 4", lso, end)
 	}
 	// A partition that does not exist: skipped, not made.
-	if err := m.WriteMarkers(txncoord.Decision{Partitions: []txncoord.TopicPartition{{Topic: "gone", Partition: 3}}, ProducerID: 4, Epoch: 2, CoordinatorEpoch: 1}); err != nil {
+	if err := write(txncoord.Decision{Partitions: []txncoord.TopicPartition{{Topic: "gone", Partition: 3}}, ProducerID: 4, Epoch: 2, CoordinatorEpoch: 1}); err != nil {
 		t.Fatalf("missing partition: %v", err)
 	}
 	if _, err := s.ExistingPartition("gone", 3); !errors.Is(err, logstore.ErrNoPartition) {
@@ -51,7 +58,7 @@ func TestStoreMarkers(t *testing.T) {
 	}
 	// Refused: an older producer epoch.
 	var refused *logstore.RefusedError
-	if err := m.WriteMarkers(txncoord.Decision{Partitions: []txncoord.TopicPartition{{Topic: "t", Partition: 0}}, ProducerID: 4, Epoch: 1, CoordinatorEpoch: 1}); !errors.As(err, &refused) {
+	if err := write(txncoord.Decision{Partitions: []txncoord.TopicPartition{{Topic: "t", Partition: 0}}, ProducerID: 4, Epoch: 1, CoordinatorEpoch: 1}); !errors.As(err, &refused) {
 		t.Fatalf("older epoch marker: %v, want a *logstore.RefusedError", err)
 	}
 }

@@ -16,7 +16,9 @@ func (c *cliIDs) NewProducerID() (int64, error) { c.next++; return c.next - 1, n
 
 type cliMarkers struct{}
 
-func (cliMarkers) WriteMarkers(txncoord.Decision) error { return nil }
+func (cliMarkers) WriteMarkers(txncoord.Decision) (func() error, error) {
+	return func() error { return nil }, nil
+}
 
 func (cliMarkers) TxnFirstOffsets(tps []txncoord.TopicPartition, _ int64) ([]int64, error) {
 	return make([]int64, len(tps)), nil

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -425,23 +426,16 @@ func decisionsText(ds map[Decision][]string) string {
 // ConsumeTxns reads every partition of topic from its start to its high
 // watermark with a kgo consumer at the isolation level given (kgo's
 // ReadCommitted or ReadUncommitted; consumeTo), and returns what it read:
-// data records and markers. It fails at once when a partition's last
-// stable offset (ListOffsets at read_committed) is below its high
-// watermark: a transaction is still open, and a read_committed consumer
-// could not reach the end.
+// data records and markers. It fails when a partition's last stable
+// offset (ListOffsets at read_committed) stays below its high watermark
+// for stableWait: a transaction is still open, and a read_committed
+// consumer could not reach the end. (An EndTxn answers once its
+// decision is durable, as Kafka's does; its markers become durable, and
+// the last stable offset passes the transaction, a moment later.)
 func ConsumeTxns(ctx context.Context, brokers []string, topic string, partitions int32, iso kgo.IsolationLevel, opts ...kgo.Opt) ([]Entry, error) {
-	hw, err := ListOffsetsAt(ctx, brokers, topic, partitions, 0)
+	hw, err := stableEnds(ctx, brokers, topic, partitions)
 	if err != nil {
 		return nil, err
-	}
-	lso, err := ListOffsetsAt(ctx, brokers, topic, partitions, 1)
-	if err != nil {
-		return nil, err
-	}
-	for p := range partitions {
-		if lso[p] != hw[p] {
-			return nil, fmt.Errorf("%w: partition %d: last stable offset %d, high watermark %d: a transaction is still open", ErrTxnVerify, p, lso[p], hw[p])
-		}
 	}
 	var found []Entry
 	err = consumeTo(ctx, brokers, topic, hw, iso, opts, func(r *kgo.Record) error {
@@ -460,6 +454,45 @@ func ConsumeTxns(ctx context.Context, brokers []string, topic string, partitions
 		return nil
 	})
 	return found, err
+}
+
+// stableWait bounds how long stableEnds waits for the last stable
+// offsets to reach the high watermarks.
+const stableWait = 10 * time.Second
+
+// stableEnds returns the high watermark of each partition of topic once
+// its last stable offset is the same, asking again (every 10 ms, for at
+// most stableWait) while a partition's is below.
+func stableEnds(ctx context.Context, brokers []string, topic string, partitions int32) (map[int32]int64, error) {
+	deadline := time.Now().Add(stableWait)
+	for {
+		hw, err := ListOffsetsAt(ctx, brokers, topic, partitions, 0)
+		if err != nil {
+			return nil, err
+		}
+		lso, err := ListOffsetsAt(ctx, brokers, topic, partitions, 1)
+		if err != nil {
+			return nil, err
+		}
+		var open error
+		for p := range partitions {
+			if lso[p] != hw[p] {
+				open = fmt.Errorf("%w: partition %d: last stable offset %d, high watermark %d: a transaction is still open", ErrTxnVerify, p, lso[p], hw[p])
+				break
+			}
+		}
+		if open == nil {
+			return hw, nil
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("%w (for %v)", open, stableWait)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, errors.Join(open, ctx.Err())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 }
 
 // ListOffsetsAt asks for each partition's latest offset (ListOffsets -1)
