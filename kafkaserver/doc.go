@@ -205,8 +205,8 @@
 // EndTxn v0-4). New opens it over transactions.db at the store root; it
 // writes its COMMIT and ABORT markers into the partitions with
 // txncoord.StoreMarkers (Partition.AppendMarkerWritten in each partition,
-// then one wait for all of them to be durable), and finishes at New what
-// a crash left decided. Close and Shutdown close it after the connections have ended.
+// then one wait for all of them to be durable, in the background of the
+// EndTxn answer), and finishes at New what a crash left decided. Close and Shutdown close it after the connections have ended.
 //
 // FindCoordinator for a transactional id answers node 0, this server, at
 // the address Metadata gives. InitProducerId with a transactional id
@@ -237,10 +237,15 @@
 // AddPartitionsToTxn answers per partition: a partition that does not
 // exist is 3 UNKNOWN_TOPIC_OR_PARTITION, and then every other partition
 // of the request is 55 OPERATION_NOT_ATTEMPTED and nothing is added, as
-// Kafka answers; else every partition has the coordinator's code. EndTxn
-// waits, in a goroutine of its own, for the markers to be durable in
-// every partition of the transaction before it answers; a retry of the
-// decision made succeeds, the other decision is 48 INVALID_TXN_STATE.
+// Kafka answers; else every partition has the coordinator's code. Its
+// write is not waited for (the decision's carries it; see txncoord's
+// doc for what Open does after a crash loses it), except for the group
+// offsets partition of AddOffsetsToTxn. EndTxn waits, in a goroutine of
+// its own, for the decision to be durable and the markers written in
+// every partition of the transaction before it answers (the markers
+// are durable a sync later; a crash meanwhile leaves the decision, and
+// the next start writes them again); a retry of the decision made
+// succeeds, the other decision is 48 INVALID_TXN_STATE.
 // The coordinator's refusals: 90 PRODUCER_FENCED for an epoch older than
 // the id's (47 INVALID_PRODUCER_EPOCH to InitProducerId before v4 and to
 // AddPartitionsToTxn and EndTxn before v2, which predate KIP-588's 90, as

@@ -709,8 +709,9 @@ func (c *Coordinator) addPartitions(txnID string, producerID int64, epoch int16,
 
 // EndTxn ends the ongoing transaction of txnID with commit (true) or
 // abort, as Kafka's handleEndTransaction: the decision (PrepareCommit or
-// PrepareAbort) is made durable, every partition's marker is written
-// (durably), the Complete state is recorded, and then it returns. A
+// PrepareAbort) is made durable, every partition's marker is written,
+// and then it returns; the markers are made durable in the background,
+// and the Complete state recorded once they are (see finish). A
 // retry of the same decision after it completed succeeds; the other
 // decision is ErrInvalidTxnState, and so is EndTxn with no transaction
 // begun (Empty, as Kafka answers it). A decision whose markers failed
@@ -771,10 +772,13 @@ func decisionName(commit bool) string {
 // finish carries out the decision prep (state PrepareCommit or
 // PrepareAbort) of t, whose pending is set (or, at Open, that nobody
 // else sees yet): it waits for the produces in flight, persists prep
-// durably (unless persisted, when prep is already t's persisted
-// state), writes every partition's marker, then records the Complete
-// state (a lazy write, see the package doc; durable at Open) and
-// reports the event. On error t keeps the last state persisted.
+// durably with the first offsets of its data (unless persisted, when
+// prep is already t's persisted state), writes the markers due, sets
+// the Complete state in memory and reports the event; a goroutine then
+// waits for the markers to be durable and queues the Complete (a lazy
+// write, see the package doc). At Open it waits for them itself and
+// writes the Complete durably. On error t keeps the last state
+// persisted.
 func (c *Coordinator) finish(t *txn, prep record, persisted bool) error {
 	t.produce.Lock()
 	defer t.produce.Unlock()

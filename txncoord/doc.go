@@ -267,12 +267,24 @@
 //   - PrepareX: yes, before any marker is written. A crash after some
 //     markers leaves PrepareX on disk, and Open writes the markers still
 //     due, then CompleteX: every partition ends with the same decision.
-//   - The markers: a decision's markers are all written, then waited
-//     for together (Markers.WriteMarkers; StoreMarkers syncs the
-//     partitions concurrently), before CompleteX is queued and before
-//     EndTxn answers. Which of them a crash keeps does not matter: the
-//     file says PrepareX until CompleteX is committed, and Open writes
-//     the ones lost.
+//   - The markers: a decision's markers are all written, and EndTxn
+//     answers; then they are waited for together, in the background
+//     (Markers.WriteMarkers's sync; StoreMarkers syncs the partitions
+//     concurrently). No record of the id after the PrepareX may reach
+//     the file before they are durable: CompleteX is queued only then,
+//     the next transaction's lazy AddPartitions is not queued meanwhile
+//     (its record is, with the CompleteX's, once they are), and every
+//     waited write of the id (the next PrepareX, InitProducerID, a
+//     tombstone) waits for them first, trying their sync again if the
+//     background wait failed, and failing while it fails. Which of them
+//     a crash keeps does not matter: the file says PrepareX until then,
+//     and Open writes the ones lost. A Close while such a wait has
+//     failed writes no close record (the ids' later records were never
+//     queued, so the next Open must look for their data). The last
+//     stable offset passes the transaction only once its marker is
+//     durable, so a read_committed consumer sees it a sync after the
+//     answer, as Kafka's consumers see a transaction once its
+//     asynchronously written markers are replicated.
 //   - CompleteX: no (a lazy write, see above: committed with the next
 //     waited-for write, within a second, or at Close, or replaced by the
 //     id's next write). If a crash loses it, or it was never written, the
