@@ -13,9 +13,10 @@ import (
 
 // BenchmarkTransaction is one transaction's coordinator work (AddPartitions
 // of 3 partitions, EndTxn commit with markers that cost nothing) on a real
-// transactions.db, with 1 and 8 producers at once: the durable writes are
-// AddPartitions and PrepareCommit (CompleteCommit is lazy), and concurrent
-// producers share commits. It reports the commits per transaction.
+// transactions.db, with 1 and 8 producers at once: the one durable write
+// is PrepareCommit (AddPartitions and CompleteCommit are lazy, carried
+// by the next PrepareCommit), and concurrent producers share commits.
+// It reports the commits per transaction.
 func BenchmarkTransaction(b *testing.B) {
 	for _, producers := range []int{1, 8} {
 		b.Run(fmt.Sprintf("producers=%d", producers), func(b *testing.B) {

@@ -223,8 +223,8 @@
 // Writes go through one committer goroutine that commits every write
 // queued while the previous commit ran in one commit (one frame, one
 // write, one fdatasync), so concurrent transactions share commits
-// without a timer (BenchmarkTransaction: 2.0 commits per transaction
-// with one producer, 0.51 with 8). A commit is whole or, torn by a crash, dropped
+// without a timer (BenchmarkTransaction: 1.0 commit per transaction
+// with one producer, 0.24-0.26 with 8). A commit is whole or, torn by a crash, dropped
 // whole, as a bbolt transaction was. A lazy write
 // (the caller does not wait) costs no commit of its own: the committer
 // holds it until the next write that is waited for, and commits it
