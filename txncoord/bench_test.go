@@ -2,11 +2,14 @@ package txncoord_test
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/logstore/logstore"
 	"github.com/logstore/logstore/internal/testutil"
 	"github.com/logstore/logstore/txncoord"
 )
@@ -109,6 +112,86 @@ func BenchmarkExpireIDs(b *testing.B) {
 				b.StartTimer()
 			}
 			b.ReportMetric(float64(scanCommits)/float64(b.N), "commits/scan")
+		})
+	}
+}
+
+// BenchmarkOpen is Open and Close of a coordinator over a
+// transactions.db holding ids transactional ids (every Open replays the
+// file and writes it anew), on a store of 100 partitions that each hold
+// 100 idempotent batches, not yet open: after=clean, a file that ends
+// with the close record (Open does not look at the partitions);
+// after=crash, one that does not (Open lists every partition's open
+// transactions, which opens each partition).
+func BenchmarkOpen(b *testing.B) {
+	const ids, partitions = 10000, 100
+	dir := b.TempDir()
+	st, err := logstore.Open(dir, logstore.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for p := range int32(partitions) {
+		part, err := st.Partition("t", p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i := range int32(100) {
+			if _, err := part.Append(testutil.ClientBatch(int64(p), 0, i, 1, time.Now().UnixMilli(), false)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	if err := st.Close(); err != nil {
+		b.Fatal(err)
+	}
+	c, err := txncoord.Open(dir, &fakeIDs{next: 1 << 20}, &fakeMarkers{}, txncoord.Config{CheckInterval: time.Hour})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range ids {
+		if _, _, err := c.InitProducerID(fmt.Sprintf("id-%05d", i), time.Minute, -1, -1); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := c.Close(); err != nil {
+		b.Fatal(err)
+	}
+	path := filepath.Join(dir, txncoord.FileName)
+	clean, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	crashed := clean[:len(clean)-txncoord.CloseRecordSize]
+	for _, after := range []string{"clean", "crash"} {
+		b.Run("after="+after, func(b *testing.B) {
+			image := map[string][]byte{"clean": clean, "crash": crashed}[after]
+			b.SetBytes(int64(len(image)))
+			for range b.N {
+				b.StopTimer()
+				if err := os.WriteFile(path, image, 0o644); err != nil {
+					b.Fatal(err)
+				}
+				st, err := logstore.Open(dir, logstore.Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				c, err := txncoord.Open(dir, &fakeIDs{next: 1 << 21}, txncoord.StoreMarkers(st), txncoord.Config{CheckInterval: time.Hour})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := c.Close(); err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				if n := len(st.OpenPartitions()); (after == "crash") != (n == partitions) {
+					b.Fatalf("%d partitions opened after a %s stop", n, after)
+				}
+				if err := st.Close(); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+			}
 		})
 	}
 }

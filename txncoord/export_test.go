@@ -168,5 +168,8 @@ func LogImage(epoch int32, records map[string][]byte) []byte {
 	return compactImage(epoch, records)
 }
 
+// CloseRecordSize is the bytes of the close record's frame.
+var CloseRecordSize = len(appendFrame(nil, []byte{payloadClosed}))
+
 // Frame is a frame of the record file around payload.
 func Frame(payload []byte) []byte { return appendFrame(nil, payload) }

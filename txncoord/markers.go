@@ -3,6 +3,7 @@ package txncoord
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/logstore/logstore"
@@ -26,7 +27,8 @@ import (
 // produce lock), and nothing else writes the producer's batches.
 //
 // TxnFirstOffsets and OpenTransactions read Partition.OpenTransactions;
-// OpenTransactions opens every partition of the store to do so.
+// OpenTransactions opens every partition of the store to do so, 8 at a
+// time.
 func StoreMarkers(store *logstore.Store) Markers { return storeMarkers{store} }
 
 type storeMarkers struct{ s *logstore.Store }
@@ -107,24 +109,52 @@ func (m storeMarkers) TxnFirstOffsets(tps []TopicPartition, producerID int64) ([
 	return firsts, nil
 }
 
+// openWorkers bounds the partitions OpenTransactions opens at once:
+// opening one is mostly waiting for its files (and its fsyncs), which
+// overlap.
+const openWorkers = 8
+
 func (m storeMarkers) OpenTransactions() ([]OpenTransaction, error) {
 	ids, err := m.s.Partitions()
 	if err != nil {
 		return nil, err
 	}
+	found := make([][]OpenTransaction, len(ids))
+	errs := make([]error, len(ids))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(openWorkers, len(ids)) {
+		wg.Go(func() {
+			for i := range next {
+				found[i], errs[i] = m.partitionOpenTransactions(ids[i])
+			}
+		})
+	}
+	for i := range ids {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return slices.Concat(found...), nil
+}
+
+// partitionOpenTransactions opens partition id and lists its open
+// transactions; none for a partition whose directory is gone.
+func (m storeMarkers) partitionOpenTransactions(id logstore.PartitionID) ([]OpenTransaction, error) {
+	p, err := m.s.ExistingPartition(id.Topic, id.Partition)
+	if errors.Is(err, logstore.ErrNoPartition) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
 	var out []OpenTransaction
-	for _, id := range ids {
-		p, err := m.s.ExistingPartition(id.Topic, id.Partition)
-		if errors.Is(err, logstore.ErrNoPartition) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		tp := TopicPartition{Topic: id.Topic, Partition: id.Partition}
-		for pid, first := range p.OpenTransactions() {
-			out = append(out, OpenTransaction{TP: tp, ProducerID: pid, FirstOffset: first})
-		}
+	tp := TopicPartition{Topic: id.Topic, Partition: id.Partition}
+	for pid, first := range p.OpenTransactions() {
+		out = append(out, OpenTransaction{TP: tp, ProducerID: pid, FirstOffset: first})
 	}
 	return out, nil
 }

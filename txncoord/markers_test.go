@@ -2,6 +2,7 @@ package txncoord_test
 
 import (
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -60,5 +61,81 @@ func TestStoreMarkers(t *testing.T) {
 	var refused *logstore.RefusedError
 	if err := write(txncoord.Decision{Partitions: []txncoord.TopicPartition{{Topic: "t", Partition: 0}}, ProducerID: 4, Epoch: 1, CoordinatorEpoch: 1}); !errors.As(err, &refused) {
 		t.Fatalf("older epoch marker: %v, want a *logstore.RefusedError", err)
+	}
+}
+
+// TestStoreMarkersDueAndOpen: on a real store, OpenTransactions opens
+// every partition and lists the transactions open in each, and a
+// decision with first offsets writes its marker only where it is due:
+// not where the producer's open transaction is a later one.
+func TestStoreMarkersDueAndOpen(t *testing.T) {
+	dir := t.TempDir()
+	s, err := logstore.Open(dir, logstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p0, err := s.Partition("t", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p1, err := s.Partition("t", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Partition("t", 2); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p0.Append(txnBatch(4, 2, 0, 3)); err != nil {
+		t.Fatal(err)
+	}
+	// In t-1 the decided transaction ended, and a later one began at 4.
+	if _, err := p1.Append(txnBatch(4, 2, 0, 3)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p1.AppendMarker(4, 2, true, 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p1.Append(txnBatch(4, 2, 3, 2)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if s, err = logstore.Open(dir, logstore.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	m := txncoord.StoreMarkers(s)
+	open, err := m.OpenTransactions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []txncoord.OpenTransaction{{TP: txncoord.TopicPartition{Topic: "t", Partition: 0}, ProducerID: 4, FirstOffset: 0}, {TP: txncoord.TopicPartition{Topic: "t", Partition: 1}, ProducerID: 4, FirstOffset: 4}}
+	if !slices.Equal(open, want) {
+		t.Fatalf("open transactions %+v, want %+v", open, want)
+	}
+	tps := []txncoord.TopicPartition{{Topic: "t", Partition: 0}, {Topic: "t", Partition: 1}, {Topic: "t", Partition: 2}}
+	sync, err := m.WriteMarkers(txncoord.Decision{Partitions: tps, FirstOffsets: []int64{0, 0, -1}, ProducerID: 4, Epoch: 2, Commit: true, CoordinatorEpoch: 2})
+	if err == nil {
+		err = sync()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ends []int64
+	for _, tp := range tps {
+		p, err := s.ExistingPartition(tp.Topic, tp.Partition)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ends = append(ends, p.EndOffset())
+	}
+	// t-0: the marker after its 3 records; t-1: none (its later
+	// transaction stays open); t-2: a marker that ends nothing.
+	if !slices.Equal(ends, []int64{4, 6, 1}) {
+		t.Fatalf("end offsets %v, want [4 6 1]", ends)
+	}
+	if open := s.OpenPartitions(); len(open) != 3 {
+		t.Fatalf("%d partitions open", len(open))
 	}
 }
