@@ -362,9 +362,15 @@ func TestAbortCoordinatorEpoch(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, step := range []func() error{
-		func() error { _, err := p.Append(testutil.ClientBatch(40, 2, 0, 2, 1_700_000_000_000, true)); return err },
+		func() error {
+			_, err := p.Append(testutil.ClientBatch(40, 2, 0, 2, 1_700_000_000_000, true))
+			return err
+		},
 		func() error { _, err := p.AppendMarker(40, 2, true, 5); return err },
-		func() error { _, err := p.Append(testutil.ClientBatch(40, 2, 2, 1, 1_700_000_000_000, true)); return err },
+		func() error {
+			_, err := p.Append(testutil.ClientBatch(40, 2, 2, 1, 1_700_000_000_000, true))
+			return err
+		},
 		s.Close,
 	} {
 		if err := step(); err != nil {
