@@ -361,21 +361,17 @@ func TestAbortCoordinatorEpoch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, step := range []func() error{
-		func() error {
-			_, err := p.Append(testutil.ClientBatch(40, 2, 0, 2, 1_700_000_000_000, true))
-			return err
-		},
-		func() error { _, err := p.AppendMarker(40, 2, true, 5); return err },
-		func() error {
-			_, err := p.Append(testutil.ClientBatch(40, 2, 2, 1, 1_700_000_000_000, true))
-			return err
-		},
-		s.Close,
-	} {
-		if err := step(); err != nil {
-			t.Fatal(err)
-		}
+	if _, err := p.Append(testutil.ClientBatch(40, 2, 0, 2, 1_700_000_000_000, true)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.AppendMarker(40, 2, true, 5); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Append(testutil.ClientBatch(40, 2, 2, 1, 1_700_000_000_000, true)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
 	}
 	out, errOut, code := inspectRun(t, "abort", "--dir", dir, "--producer-id", "40")
 	if want := "aborted producerId=40 epoch=2 txnFirstOffset=3 markerOffset=4 lastStableOffset=5\n"; code != exitOK || out != want {
