@@ -335,7 +335,7 @@ func (c *Coordinator) reconcile() error {
 		t := byProducer[o.ProducerID]
 		switch {
 		case t == nil:
-			c.log.Warn("txncoord: a partition holds a transaction of a producer id no transactional id maps to open; it holds the partition's last stable offset back until it ends",
+			c.log.Warn("txncoord: a partition holds a transaction of a producer id no transactional id maps to open; it holds the partition's last stable offset back until it ends; end it with logstore abort",
 				"topic", o.TP.Topic, "partition", o.TP.Partition, "producer_id", o.ProducerID, "first_offset", o.FirstOffset)
 		case t.rec.state != stateOngoing || !t.rec.has(o.TP):
 			unknown[t.id] = append(unknown[t.id], o.TP)

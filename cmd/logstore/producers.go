@@ -50,8 +50,9 @@ lastSequence is the last sequence of the newest window entry, -1 when
 the window is empty (after a new epoch began with a transaction marker);
 lastTimestamp is the max timestamp of the producer's newest batch or
 marker; txnFirstOffset is the first offset of the producer's open
-transaction, or none; coordinatorEpoch is that of its newest transaction
-marker, -1 before any. For example:
+transaction, or none (abort ends one that no coordinator will end);
+coordinatorEpoch is that of its newest transaction marker, -1 before
+any. For example:
 
   producerId=31 epoch=1 lastSequence=0 lastTimestamp=1700000000000 txnFirstOffset=none coordinatorEpoch=-1 window=[0..0@5..5 ts=1700000000000]
 

@@ -71,6 +71,7 @@ Kafka v2 record batches, byte for byte. This command works on those files.`,
 	root.AddCommand(newDumpCommand())
 	root.AddCommand(newAppendCommand())
 	root.AddCommand(newProducersCommand())
+	root.AddCommand(newAbortCommand())
 	root.AddCommand(newGroupsCommand())
 	root.AddCommand(newReadCommand())
 	root.AddCommand(newCheckCommand())

@@ -1,0 +1,220 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/logstore/logstore"
+	"github.com/logstore/logstore/producerstate"
+	"github.com/logstore/logstore/txncoord"
+)
+
+// abortOptions holds the flags of `logstore abort`.
+type abortOptions struct {
+	partitionFlags
+	producerID    int64
+	producerIDSet bool
+	force         bool
+	json          bool
+
+	stdout io.Writer
+	stderr io.Writer
+	where  string // the command path, for notices on stderr
+}
+
+func newAbortCommand() *cobra.Command {
+	opts := &abortOptions{partitionFlags: newPartitionFlags()}
+	cmd := &cobra.Command{
+		Use:   "abort [--dir DIR] [--topic TOPIC] [--partition N] --producer-id ID [--force] [--json]",
+		Short: "End a hanging transaction of a partition with an ABORT marker",
+		Long: `abort ends the open transaction of producer --producer-id in a partition
+by writing an ABORT marker for it, as Kafka's kafka-transactions.sh abort
+does (KIP-664). A transaction no coordinator will ever end (written with
+append --transactional, in a Kafka log directory adopted mid-transaction,
+or of a producer id no transactional id in transactions.db maps to, which
+serve warns of when it starts after a crash) holds the partition's last
+stable offset back for ever, and read_committed consumers stop at it.
+producers lists the open transactions (txnFirstOffset) of a partition.
+
+The marker carries the producer's current epoch and a coordinator epoch
+no lower than the producer's last one in the partition (0 before any),
+and is durable when abort prints:
+
+  aborted producerId=<id> epoch=<epoch> txnFirstOffset=<offset> markerOffset=<offset> lastStableOffset=<offset>
+
+txnFirstOffset is where the aborted transaction began, markerOffset the
+offset of the marker, lastStableOffset the partition's last stable offset
+after it (the log end, unless another transaction is still open). With
+--json it is one JSON object with the same fields.
+
+abort refuses, writing nothing, when the producer has no open transaction
+in the partition, and when transactions.db at the store root (read-only)
+has a transactional id whose transaction of that producer id is open
+(Ongoing, PrepareCommit or PrepareAbort) and lists the partition: serve's
+coordinator will end that one, committing or aborting it as its producer
+asks or aborting it at its timeout. --force aborts it anyway (skipping
+transactions.db): a commit the coordinator decides later then finds the
+transaction aborted.
+
+abort opens the store as producers does: it takes the store's lock
+(waiting up to --lock-timeout, so it fails while serve holds the store),
+opening the partition recovers it (what was changed is said on stderr),
+and the store is closed cleanly. The partition must exist; abort never
+creates one.
+
+Exit status: 0 when the marker was written; 1 for bad flags, a store or
+partition that does not exist or cannot be opened, a producer without an
+open transaction in the partition, a transaction transactions.db holds
+open (without --force), or a transactions.db that cannot be read.`,
+		Example: `  logstore producers --topic orders --partition 2      # find txnFirstOffset
+  logstore abort --topic orders --partition 2 --producer-id 31
+  logstore abort --dir data --topic orders --producer-id 31 --json`,
+		Args: inspectNoArgs("name the partition with --dir, --topic and --partition, the producer with --producer-id"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.producerIDSet = cmd.Flags().Changed("producer-id")
+			opts.stdout, opts.stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()
+			opts.where = cmd.CommandPath()
+			return runAbort(opts)
+		},
+	}
+	cmd.Flags().SortFlags = false
+	opts.addTo(cmd)
+	f := cmd.Flags()
+	f.Int64Var(&opts.producerID, "producer-id", -1, "producer `ID` whose open transaction to abort (required)")
+	f.BoolVar(&opts.force, "force", false, "abort even a transaction transactions.db holds open on the partition")
+	f.BoolVar(&opts.json, "json", false, "print what was done as a JSON object")
+	return cmd
+}
+
+// abortJSON is the --json object of abort.
+type abortJSON struct {
+	ProducerID       int64 `json:"producerId"`
+	Epoch            int16 `json:"epoch"`
+	TxnFirstOffset   int64 `json:"txnFirstOffset"`
+	MarkerOffset     int64 `json:"markerOffset"`
+	LastStableOffset int64 `json:"lastStableOffset"`
+}
+
+func runAbort(o *abortOptions) (err error) {
+	switch {
+	case !o.producerIDSet:
+		return errors.New("--producer-id is required: the producer whose transaction to abort")
+	case o.producerID < 0:
+		return fmt.Errorf("--producer-id %d: must be 0 or more", o.producerID)
+	}
+	store, p, err := o.openExisting(context.Background())
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, store.Close()) }()
+	reportRecovery(o.stderr, o.where, p)
+
+	pid := o.producerID
+	first, open := p.OpenTransactions()[pid]
+	if !open {
+		return fmt.Errorf("producer id %d has no open transaction in partition %s: nothing to abort", pid, p.ID())
+	}
+	if !o.force {
+		if err := checkNoCoordinatorTxn(store.Dir(), p.ID(), pid); err != nil {
+			return err
+		}
+	}
+	e, ok := producerEntry(p.ProducerSnapshot(), pid)
+	if !ok { // OpenTransactions comes from the producer state
+		return fmt.Errorf("producer id %d has an open transaction in partition %s but no producer state", pid, p.ID())
+	}
+	res, err := p.AppendMarker(pid, e.Epoch, false, max(e.CoordinatorEpoch, 0))
+	if err != nil {
+		return fmt.Errorf("writing the ABORT marker of producer id %d epoch %d: %w", pid, e.Epoch, err)
+	}
+	done := abortJSON{ProducerID: pid, Epoch: e.Epoch, TxnFirstOffset: first, MarkerOffset: res.BaseOffset, LastStableOffset: p.LastStableOffset()}
+	var line []byte
+	if o.json {
+		if line, err = json.Marshal(done); err != nil {
+			return err
+		}
+	} else {
+		line = fmt.Appendf(nil, "aborted producerId=%d epoch=%d txnFirstOffset=%d markerOffset=%d lastStableOffset=%d",
+			done.ProducerID, done.Epoch, done.TxnFirstOffset, done.MarkerOffset, done.LastStableOffset)
+	}
+	if _, err := o.stdout.Write(append(line, '\n')); err != nil {
+		return fmt.Errorf("writing the result (the marker is written): %w", err)
+	}
+	return nil
+}
+
+// openExisting is partitionFlags.open for a partition that must exist
+// when the store is open: a missing one is an error wrapping
+// logstore.ErrNoPartition, and no directory is made.
+func (pf *partitionFlags) openExisting(ctx context.Context) (*logstore.Store, *logstore.Partition, error) {
+	var opts logstore.Options
+	if err := pf.store.apply(&opts); err != nil {
+		return nil, nil, err
+	}
+	id := logstore.PartitionID{Topic: pf.topic, Partition: pf.partition}
+	if err := id.Validate(); err != nil {
+		return nil, nil, err
+	}
+	if err := existingStoreDir(pf.dir); err != nil {
+		return nil, nil, err
+	}
+	opts.LockTimeout = storeDuration(pf.lockTimeout)
+	store, err := openStoreUntil(ctx, pf.dir, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := store.ExistingPartition(pf.topic, pf.partition)
+	if err != nil {
+		return nil, nil, errors.Join(err, store.Close()) // names the store and the partition
+	}
+	return store, p, nil
+}
+
+// checkNoCoordinatorTxn refuses when the store's transaction coordinator
+// (DIR/transactions.db; none is no refusal) has a transactional id whose
+// open transaction is producer id pid's and lists partition id: that
+// coordinator will end it.
+func checkNoCoordinatorTxn(dir string, id logstore.PartitionID, pid int64) error {
+	if _, err := os.Stat(filepath.Join(dir, txncoord.FileName)); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	txns, err := txncoord.Read(dir, producersTxnTimeout)
+	if err != nil {
+		return err
+	}
+	for _, tx := range txns {
+		switch tx.State {
+		case "Ongoing", "PrepareCommit", "PrepareAbort":
+		default:
+			continue
+		}
+		if tx.ProducerID != pid {
+			continue
+		}
+		for _, tp := range tx.Partitions {
+			if tp.Topic == id.Topic && tp.Partition == id.Partition {
+				return fmt.Errorf("the transaction of producer id %d in partition %s is transactional id %q's, %s in %s: its coordinator (serve) will end it; --force aborts it anyway",
+					pid, id, tx.TransactionalID, tx.State, txncoord.FileName)
+			}
+		}
+	}
+	return nil
+}
+
+// producerEntry is the entry of producer id pid in snap.
+func producerEntry(snap producerstate.Snapshot, pid int64) (producerstate.Entry, bool) {
+	for _, e := range snap.Producers {
+		if e.ProducerID == pid {
+			return e, true
+		}
+	}
+	return producerstate.Entry{}, false
+}
