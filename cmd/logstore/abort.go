@@ -57,10 +57,10 @@ after it (the log end, unless another transaction is still open). With
 
 abort refuses, writing nothing, when the producer has no open transaction
 in the partition, and when transactions.db at the store root (read-only)
-has a transactional id whose transaction of that producer id is open
-(Ongoing, PrepareCommit or PrepareAbort) and lists the partition: serve's
-coordinator will end that one, committing or aborting it as its producer
-asks or aborting it at its timeout. --force aborts it anyway (skipping
+maps a transactional id to that producer id: serve's coordinator ends that
+producer's transactions (committing or aborting one as its producer asks,
+or at its timeout; after a crash, its next start aborts one it has no
+record of, and fences the producer). --force aborts it anyway (skipping
 transactions.db): a commit the coordinator decides later then finds the
 transaction aborted.
 
@@ -72,8 +72,8 @@ creates one.
 
 Exit status: 0 when the marker was written; 1 for bad flags, a store or
 partition that does not exist or cannot be opened, a producer without an
-open transaction in the partition, a transaction transactions.db holds
-open (without --force), or a transactions.db that cannot be read.`,
+open transaction in the partition, a producer id transactions.db maps a
+transactional id to (without --force), or a transactions.db that cannot be read.`,
 		Example: `  logstore producers --topic orders --partition 2      # find txnFirstOffset
   logstore abort --topic orders --partition 2 --producer-id 31
   logstore abort --dir data --topic orders --producer-id 31 --json`,
@@ -179,9 +179,12 @@ func (pf *partitionFlags) openExisting(ctx context.Context) (*logstore.Store, *l
 }
 
 // checkNoCoordinatorTxn refuses when the store's transaction coordinator
-// (DIR/transactions.db; none is no refusal) has a transactional id whose
-// open transaction is producer id pid's and lists partition id: that
-// coordinator will end it.
+// (DIR/transactions.db; none is no refusal) maps a transactional id to
+// producer id pid: the coordinator ends that producer's transactions. It
+// ends the ones it lists, and after a crash serve's next start aborts
+// one it does not list and fences the producer, which an ABORT marker
+// written here would not do (the producer could then take the old
+// decision on file for its own).
 func checkNoCoordinatorTxn(dir string, id logstore.PartitionID, pid int64) error {
 	if _, err := os.Stat(filepath.Join(dir, txncoord.FileName)); errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -191,19 +194,9 @@ func checkNoCoordinatorTxn(dir string, id logstore.PartitionID, pid int64) error
 		return err
 	}
 	for _, tx := range txns {
-		switch tx.State {
-		case "Ongoing", "PrepareCommit", "PrepareAbort":
-		default:
-			continue
-		}
-		if tx.ProducerID != pid {
-			continue
-		}
-		for _, tp := range tx.Partitions {
-			if tp.Topic == id.Topic && tp.Partition == id.Partition {
-				return fmt.Errorf("the transaction of producer id %d in partition %s is transactional id %q's, %s in %s: its coordinator (serve) will end it; --force aborts it anyway",
-					pid, id, tx.TransactionalID, tx.State, txncoord.FileName)
-			}
+		if tx.ProducerID == pid {
+			return fmt.Errorf("the transaction of producer id %d in partition %s is transactional id %q's (%s in %s): its coordinator (serve) will end it; --force aborts it anyway",
+				pid, id, tx.TransactionalID, tx.State, txncoord.FileName)
 		}
 	}
 	return nil

@@ -186,11 +186,10 @@ func TestAbortNoOpenTransaction(t *testing.T) {
 	}
 }
 
-// TestAbortCoordinatorTransaction: a transaction that transactions.db
-// holds Ongoing on the partition is its coordinator's to end: abort
-// refuses it, naming the transactional id, unless --force. A
-// transactional id's transaction that does not list the partition does
-// not stop an abort there.
+// TestAbortCoordinatorTransaction: a transaction of a producer id that
+// transactions.db maps a transactional id to is its coordinator's to
+// end, whether or not the id's record lists the partition: abort
+// refuses it, naming the transactional id, unless --force.
 func TestAbortCoordinatorTransaction(t *testing.T) {
 	dir := t.TempDir()
 	c, err := txncoord.Open(dir, &cliIDs{next: 500}, cliMarkers{}, txncoord.Config{})
@@ -216,16 +215,22 @@ func TestAbortCoordinatorTransaction(t *testing.T) {
 	before := segmentLog(t, dir, "events-0")
 
 	out, errOut, code := inspectRun(t, "abort", "--dir", dir, "--producer-id", "500")
-	want := `logstore abort: the transaction of producer id 500 in partition events-0 is transactional id "tx-a"'s, Ongoing in transactions.db: its coordinator (serve) will end it; --force aborts it anyway` + "\n"
+	want := `logstore abort: the transaction of producer id 500 in partition events-0 is transactional id "tx-a"'s (Ongoing in transactions.db): its coordinator (serve) will end it; --force aborts it anyway` + "\n"
 	if code != exitError || out != "" || errOut != want {
 		t.Fatalf("exit %d, stdout %q, stderr %q; want 1 and %q", code, out, errOut, want)
 	}
 	if !bytes.Equal(segmentLog(t, dir, "events-0"), before) {
 		t.Fatal("a refused abort changed the log")
 	}
+	// tx-b does not list events-0: still its coordinator's (after a
+	// crash serve aborts it and fences the producer).
 	out, errOut, code = inspectRun(t, "abort", "--dir", dir, "--producer-id", "501")
+	if code != exitError || out != "" || !strings.Contains(errOut, `transactional id "tx-b"'s (Ongoing in transactions.db)`) {
+		t.Fatalf("abort of tx-b's producer on a partition it does not list: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	out, errOut, code = inspectRun(t, "abort", "--dir", dir, "--producer-id", "501", "--force")
 	if want := "aborted producerId=501 epoch=0 txnFirstOffset=1 markerOffset=2 lastStableOffset=0\n"; code != exitOK || out != want {
-		t.Fatalf("abort of tx-b's producer on a partition it does not list: exit %d, stdout %q, stderr %q; want %q", code, out, errOut, want)
+		t.Fatalf("abort --force of tx-b's producer: exit %d, stdout %q, stderr %q; want %q", code, out, errOut, want)
 	}
 	out, errOut, code = inspectRun(t, "abort", "--dir", dir, "--producer-id", "500", "--force")
 	if want := "aborted producerId=500 epoch=0 txnFirstOffset=0 markerOffset=3 lastStableOffset=4\n"; code != exitOK || out != want {
