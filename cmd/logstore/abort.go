@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -25,9 +24,7 @@ type abortOptions struct {
 	force         bool
 	json          bool
 
-	stdout io.Writer
-	stderr io.Writer
-	where  string // the command path, for notices on stderr
+	commandOutput
 }
 
 func newAbortCommand() *cobra.Command {
@@ -80,8 +77,7 @@ transactional id to (without --force), or a transactions.db that cannot be read.
 		Args: inspectNoArgs("name the partition with --dir, --topic and --partition, the producer with --producer-id"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.producerIDSet = cmd.Flags().Changed("producer-id")
-			opts.stdout, opts.stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()
-			opts.where = cmd.CommandPath()
+			opts.bind(cmd)
 			return runAbort(opts)
 		},
 	}
@@ -115,7 +111,7 @@ func runAbort(o *abortOptions) (err error) {
 		return err
 	}
 	defer func() { err = errors.Join(err, store.Close()) }()
-	reportRecovery(o.stderr, o.where, p)
+	o.reportRecovery(p)
 
 	pid := o.producerID
 	first, open := p.OpenTransactions()[pid]

@@ -299,9 +299,7 @@ type perfConsumeOptions struct {
 	bootstrap string
 	timeout   time.Duration
 
-	stdout   io.Writer
-	stderr   io.Writer
-	where    string        // the command path, for notices on stderr
+	commandOutput
 	progress time.Duration // progress lines on stderr this often; 0 for none
 }
 
@@ -353,8 +351,7 @@ second signal exits at once).`,
 		Args: inspectNoArgs("name the partition with --dir, --topic and --partition"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.fromSet = cmd.Flags().Changed("from")
-			opts.stdout, opts.stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()
-			opts.where = cmd.CommandPath()
+			opts.bind(cmd)
 			if cliout.IsTerminal(opts.stderr) {
 				opts.progress = time.Second
 			}
@@ -391,7 +388,7 @@ func runPerfConsume(ctx context.Context, o *perfConsumeOptions) (err error) {
 		return err
 	}
 	defer func() { err = errors.Join(err, store.Close()) }()
-	reportRecovery(o.stderr, o.where, p)
+	o.reportRecovery(p)
 
 	off, err := startingOffset(p, "--from", o.from, o.fromSet)
 	if err != nil {

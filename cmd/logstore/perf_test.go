@@ -462,7 +462,7 @@ func TestPerfProgress(t *testing.T) {
 
 	var cOut bytes.Buffer
 	var cErr lockedBuffer
-	c := &perfConsumeOptions{partitionFlags: newPartitionFlags(), maxBytes: 1, stdout: &cOut, stderr: &cErr, progress: time.Millisecond}
+	c := &perfConsumeOptions{partitionFlags: newPartitionFlags(), maxBytes: 1, commandOutput: commandOutput{stdout: &cOut, stderr: &cErr}, progress: time.Millisecond}
 	c.dir = dir
 	if err := runPerfConsume(context.Background(), c); err != nil {
 		t.Fatal(err)

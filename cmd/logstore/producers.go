@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -26,9 +25,7 @@ type producersOptions struct {
 	partitionFlags
 	json bool
 
-	stdout io.Writer
-	stderr io.Writer
-	where  string // the command path, for notices on stderr
+	commandOutput
 }
 
 func newProducersCommand() *cobra.Command {
@@ -96,8 +93,7 @@ that cannot be read (damaged, or held by a running server).`,
   logstore producers --producer-expiry 0   # also the producers idle for over a day`,
 		Args: inspectNoArgs("name the partition with --dir, --topic and --partition"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			opts.stdout, opts.stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()
-			opts.where = cmd.CommandPath()
+			opts.bind(cmd)
 			return runProducers(opts)
 		},
 	}
@@ -114,7 +110,7 @@ func runProducers(o *producersOptions) (err error) {
 		return err
 	}
 	defer func() { err = errors.Join(err, store.Close()) }()
-	reportRecovery(o.stderr, o.where, p)
+	o.reportRecovery(p)
 
 	out := bufio.NewWriter(o.stdout)
 	for _, e := range p.ProducerSnapshot().Producers {

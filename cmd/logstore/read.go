@@ -104,9 +104,24 @@ func existingStoreDir(dir string) error {
 	return nil
 }
 
-// reportRecovery says on w what opening p changed on disk, if anything:
-// a cut tail, deleted snapshots, a snapshot db set aside.
-func reportRecovery(w io.Writer, where string, p *logstore.Partition) {
+// commandOutput is where a command that opens a partition writes: its
+// result on stdout, notices on stderr, prefixed with where (the command
+// path).
+type commandOutput struct {
+	stdout io.Writer
+	stderr io.Writer
+	where  string
+}
+
+// bind sets o from cmd: its output streams and its path.
+func (o *commandOutput) bind(cmd *cobra.Command) {
+	o.stdout, o.stderr, o.where = cmd.OutOrStdout(), cmd.ErrOrStderr(), cmd.CommandPath()
+}
+
+// reportRecovery says on stderr what opening p changed on disk, if
+// anything: a cut tail, deleted snapshots, a snapshot db set aside.
+func (o *commandOutput) reportRecovery(p *logstore.Partition) {
+	w, where := o.stderr, o.where
 	rec, st := p.Recovery(), p.Startup()
 	if rec.TruncatedBytes > 0 {
 		fmt.Fprintf(w, "%s: opening partition %s cut %d bytes from segment %020d, from offset %d on: %v\n",
@@ -144,9 +159,7 @@ type readOptions struct {
 	maxRecords int64
 	json       bool
 
-	stdout io.Writer
-	stderr io.Writer
-	where  string // the command path, for notices on stderr
+	commandOutput
 }
 
 func newReadCommand() *cobra.Command {
@@ -201,8 +214,7 @@ second signal exits at once).`,
 		Args: inspectNoArgs("name the partition with --dir, --topic and --partition"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.offsetSet = cmd.Flags().Changed("offset")
-			opts.stdout, opts.stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()
-			opts.where = cmd.CommandPath()
+			opts.bind(cmd)
 			stop := shutdown.Catch(cmd.Context())
 			defer stop.Stop()
 			return runRead(stop.Context(), opts)
@@ -242,7 +254,7 @@ func runRead(ctx context.Context, o *readOptions) (err error) {
 		return err
 	}
 	defer func() { err = errors.Join(err, store.Close()) }()
-	reportRecovery(o.stderr, o.where, p)
+	o.reportRecovery(p)
 
 	off, err := startingOffset(p, "--offset", o.offset, o.offsetSet)
 	if err != nil {
