@@ -44,7 +44,7 @@ func fillDescribedTxn(st *kmsg.DescribeTransactionsResponseTransactionState, tx 
 	st.ProducerID, st.ProducerEpoch = tx.ProducerID, tx.Epoch
 	st.State = tx.State
 	st.TimeoutMillis = int32(min(tx.Timeout.Milliseconds(), 1<<31-1))
-	st.StartTimestamp = txnStartMillis(tx)
+	st.StartTimestamp = tx.StartMs()
 	// tx.Partitions are sorted by topic: one entry per topic.
 	for _, tp := range tx.Partitions {
 		if n := len(st.Topics); n == 0 || st.Topics[n-1].Topic != tp.Topic {
@@ -55,13 +55,4 @@ func fillDescribedTxn(st *kmsg.DescribeTransactionsResponseTransactionState, tx 
 		t := &st.Topics[len(st.Topics)-1]
 		t.Partitions = append(t.Partitions, tp.Partition)
 	}
-}
-
-// txnStartMillis is the start of tx's ongoing transaction in Unix
-// milliseconds, -1 when none (Kafka's RecordBatch.NO_TIMESTAMP).
-func txnStartMillis(tx txncoord.Transaction) int64 {
-	if tx.Start.IsZero() {
-		return -1
-	}
-	return tx.Start.UnixMilli()
 }

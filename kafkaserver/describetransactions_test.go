@@ -56,12 +56,13 @@ func TestDescribeTransactions(t *testing.T) {
 		t.Fatalf("empty id: %+v", got[3])
 	}
 
-	// Committed: CompleteCommit, no partitions.
+	// Committed: CompleteCommit, no partitions, the start kept (as
+	// Kafka's prepareComplete keeps txnStartTimestamp).
 	if code := endTxn(t, c, 4, "ongoing", pid, epoch, true); code != 0 {
 		t.Fatalf("EndTxn: %d", code)
 	}
 	got = describeTxns(c, "ongoing")
-	if got[0].State != "CompleteCommit" || len(got[0].Topics) != 0 || got[0].StartTimestamp != -1 {
+	if got[0].State != "CompleteCommit" || len(got[0].Topics) != 0 || got[0].StartTimestamp != o.StartTimestamp {
 		t.Fatalf("committed: %+v", got[0])
 	}
 }

@@ -44,7 +44,7 @@ func handleListTransactions(s *Server, c *conn, req kmsg.Request, p *pending) er
 			continue
 		case len(r.StateFilters) > 0 && !slices.Contains(states, tx.State):
 			continue
-		case duration >= 0 && now-txnStartMillis(tx) <= duration:
+		case duration >= 0 && now-tx.StartMs() <= duration:
 			continue
 		}
 		st := kmsg.NewListTransactionsResponseTransactionState()

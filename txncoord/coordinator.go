@@ -807,7 +807,8 @@ func (c *Coordinator) finish(t *txn, prep record, persisted bool) error {
 		return fmt.Errorf("txncoord: transactional id %q: %s markers: %w", t.id, decisionName(commit), err)
 	}
 	done := prep.clone()
-	done.state, done.partitions, done.firstOffsets, done.startMs = stateCompleteAbort, nil, nil, -1
+	// The start time stays, as Kafka's prepareComplete keeps it.
+	done.state, done.partitions, done.firstOffsets = stateCompleteAbort, nil, nil
 	if commit {
 		done.state = stateCompleteCommit
 	}
@@ -959,8 +960,20 @@ type Transaction struct {
 	Epoch           int16
 	State           string // Kafka's names: "Empty", "Ongoing", "PrepareCommit", ...
 	Timeout         time.Duration
-	Start           time.Time // of the ongoing transaction; zero when none
-	Partitions      []TopicPartition
+	// Start is when the ongoing transaction began, or, once it
+	// completed, the last one (Kafka keeps txnStartTimestamp through
+	// CompleteCommit and CompleteAbort); zero in Empty.
+	Start      time.Time
+	Partitions []TopicPartition
+}
+
+// StartMs is t.Start in Unix milliseconds, -1 when zero (Kafka's
+// RecordBatch.NO_TIMESTAMP, as DescribeTransactions answers it).
+func (t Transaction) StartMs() int64 {
+	if t.Start.IsZero() {
+		return -1
+	}
+	return t.Start.UnixMilli()
 }
 
 func (t *txn) describe() Transaction {

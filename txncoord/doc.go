@@ -129,7 +129,9 @@
 //	20     2    last producer epoch (-1: none)
 //	22     4    transaction timeout, ms (> 0)
 //	26     8    start of the ongoing transaction, Unix ms
-//	            (>= 0 in Ongoing and PrepareX, -1 otherwise)
+//	            (>= 0 in Ongoing and PrepareX, -1 in Empty; CompleteX
+//	            keeps the start of the transaction it ended, as Kafka
+//	            does, or -1 in records written before it was kept)
 //	34     4    unused, 0
 //	38     8    last update, Unix ms (>= 0): when the record was written
 //	46     4    partition count n (> 0 exactly in Ongoing and PrepareX)

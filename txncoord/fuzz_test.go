@@ -18,6 +18,7 @@ func FuzzDecodeRecord(f *testing.F) {
 	f.Add(txncoord.EncodeSeed(txncoord.SeedRecord{State: "PrepareAbort", ProducerID: 9, Epoch: 32767, PrevProducerID: -1, LastEpoch: -1, TimeoutMs: 900000, StartMs: 0,
 		Partitions: []txncoord.TopicPartition{{Topic: "x", Partition: 2147483647}}}))
 	f.Add(txncoord.EncodeSeed(txncoord.SeedRecord{State: "CompleteAbort", ProducerID: 9, Epoch: 5, PrevProducerID: -1, LastEpoch: 4, TimeoutMs: 60000, StartMs: -1, LastUpdateMs: 1700000000000}))
+	f.Add(txncoord.EncodeSeed(txncoord.SeedRecord{State: "CompleteCommit", ProducerID: 9, Epoch: 5, PrevProducerID: -1, LastEpoch: -1, TimeoutMs: 60000, StartMs: 1700000000000, LastUpdateMs: 1700000000001}))
 	f.Add(txncoord.EncodeSeed(txncoord.SeedRecord{State: "Ongoing", ProducerID: 9, Epoch: 4, PrevProducerID: 3, LastEpoch: 3, TimeoutMs: 1, StartMs: 1700000000000, LastUpdateMs: 1700000000001,
 		Partitions: []txncoord.TopicPartition{{Topic: "a", Partition: 0}, {Topic: "topic-b", Partition: 2}}}))
 	f.Add(txncoord.EncodeSeed(txncoord.SeedRecord{State: "PrepareCommit", ProducerID: 9, Epoch: 4, PrevProducerID: -1, LastEpoch: -1, TimeoutMs: 1, StartMs: 1700000000000, LastUpdateMs: 1700000000001,

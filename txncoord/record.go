@@ -54,7 +54,8 @@ type record struct {
 	// timeoutMs is the transaction timeout the producer asked for.
 	timeoutMs int32
 	// startMs is when the ongoing transaction began (its first
-	// AddPartitions), Unix milliseconds; -1 when none is ongoing.
+	// AddPartitions), Unix milliseconds, kept once it completed (-1 in
+	// Empty, and in a Complete record written before it was kept).
 	startMs int64
 	// partitions are the partitions of the transaction (Ongoing or
 	// Prepare*), sorted; none in the other states.
@@ -245,8 +246,11 @@ func decodeRecord(b []byte) (record, error) {
 	if r.startMs < -1 {
 		return r, bad(26, "start time %d is below -1", r.startMs)
 	}
+	// A transaction in progress has its start; Empty has none; a
+	// completed one keeps its start (-1 in records written before it was
+	// kept).
 	open := r.state == stateOngoing || r.state.prepared()
-	if open != (r.startMs >= 0) {
+	if (open && r.startMs < 0) || (r.state == stateEmpty && r.startMs >= 0) {
 		return r, bad(26, "start time %d in state %s", r.startMs, r.state)
 	}
 	if u := binary.BigEndian.Uint32(b[34:]); u != 0 {

@@ -233,14 +233,6 @@ func appendOpenTransactions(out *bufio.Writer, dir string, asJSON bool) error {
 	return nil
 }
 
-// txnStartMs is tx's start in Unix ms, -1 when none.
-func txnStartMs(tx txncoord.Transaction) int64 {
-	if tx.Start.IsZero() {
-		return -1
-	}
-	return tx.Start.UnixMilli()
-}
-
 // appendTransactionText appends the text line of tx, without its
 // newline.
 func appendTransactionText(dst []byte, tx txncoord.Transaction) []byte {
@@ -249,7 +241,7 @@ func appendTransactionText(dst []byte, tx txncoord.Transaction) []byte {
 		parts[i] = fmt.Sprintf("%s-%d", tp.Topic, tp.Partition)
 	}
 	return fmt.Appendf(dst, "transactionalId=%s producerId=%d epoch=%d state=%s start=%d timeoutMs=%d partitions=[%s]",
-		tx.TransactionalID, tx.ProducerID, tx.Epoch, tx.State, txnStartMs(tx), tx.Timeout.Milliseconds(), strings.Join(parts, ", "))
+		tx.TransactionalID, tx.ProducerID, tx.Epoch, tx.State, tx.StartMs(), tx.Timeout.Milliseconds(), strings.Join(parts, ", "))
 }
 
 // transactionJSONLine is the --json object of one open transaction.
@@ -271,7 +263,7 @@ type transactionJSONPartition struct {
 func transactionJSONOf(tx txncoord.Transaction) transactionJSONLine {
 	j := transactionJSONLine{
 		TransactionalID: tx.TransactionalID, ProducerID: tx.ProducerID, Epoch: tx.Epoch, State: tx.State,
-		StartMs: txnStartMs(tx), TimeoutMs: tx.Timeout.Milliseconds(),
+		StartMs: tx.StartMs(), TimeoutMs: tx.Timeout.Milliseconds(),
 		Partitions: make([]transactionJSONPartition, len(tx.Partitions)),
 	}
 	for i, tp := range tx.Partitions {
