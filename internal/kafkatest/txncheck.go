@@ -464,13 +464,18 @@ const stableWait = 10 * time.Second
 // its last stable offset is the same, asking again (every 10 ms, for at
 // most stableWait) while a partition's is below.
 func stableEnds(ctx context.Context, brokers []string, topic string, partitions int32) (map[int32]int64, error) {
+	cl, err := kgo.NewClient(ClientOpts(brokers...)...)
+	if err != nil {
+		return nil, fmt.Errorf("kafkatest: list offsets: %w", err)
+	}
+	defer cl.Close()
 	deadline := time.Now().Add(stableWait)
 	for {
-		hw, err := ListOffsetsAt(ctx, brokers, topic, partitions, 0)
+		hw, err := listOffsetsWith(ctx, cl, topic, partitions, 0)
 		if err != nil {
 			return nil, err
 		}
-		lso, err := ListOffsetsAt(ctx, brokers, topic, partitions, 1)
+		lso, err := listOffsetsWith(ctx, cl, topic, partitions, 1)
 		if err != nil {
 			return nil, err
 		}
@@ -504,6 +509,11 @@ func ListOffsetsAt(ctx context.Context, brokers []string, topic string, partitio
 		return nil, fmt.Errorf("kafkatest: list offsets: %w", err)
 	}
 	defer cl.Close()
+	return listOffsetsWith(ctx, cl, topic, partitions, iso)
+}
+
+// listOffsetsWith is ListOffsetsAt through cl.
+func listOffsetsWith(ctx context.Context, cl *kgo.Client, topic string, partitions int32, iso int8) (map[int32]int64, error) {
 	req := kmsg.NewPtrListOffsetsRequest()
 	req.IsolationLevel = iso
 	t := kmsg.NewListOffsetsRequestTopic()
