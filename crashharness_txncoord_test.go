@@ -206,7 +206,16 @@ func TestCoordinatorCrashRecovery(t *testing.T) {
 		var pid int64
 		var epoch int16
 		var err error
-		r.outside(func() { pid, epoch, err = c.InitProducerID(id, 10*time.Second, -1, -1) })
+		// EventAborted of a timed-out transaction comes before the scan
+		// lets go of the id: until it does, InitProducerID answers
+		// ErrConcurrentTransactions, which clients retry, as here.
+		for deadline := time.Now().Add(5 * time.Second); ; {
+			r.outside(func() { pid, epoch, err = c.InitProducerID(id, 10*time.Second, -1, -1) })
+			if !errors.Is(err, txncoord.ErrConcurrentTransactions) || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -159,11 +159,13 @@ func signalAppend(t *testing.T, cli string, sig syscall.Signal, sigName string, 
 
 // TestSecondSignalExitsAtOnce: SIGINT and SIGTERM delivered together (the
 // process stopped while both were sent) make the first a clean stop and
-// the second an exit at once, with the first's status (Linux delivers the
-// lower number, SIGINT, first). The exit comes before or during the clean
-// close, so the next open may recover; every acknowledged batch is there
-// once either way. (Which of the two came first in the close is not
-// deterministic here; internal/shutdown tests the mechanism with a fake.)
+// the second an exit at once, with the first's status. Which of the two
+// the process sees first is not fixed: the kernel hands pending signals to
+// whichever thread runs first, and the Go runtime queues them as they come,
+// so either order is accepted, as long as the status is the first one's
+// (internal/shutdown tests the order itself with a fake). The exit comes
+// before or during the clean close, so the next open may recover; every
+// acknowledged batch is there once either way.
 func TestSecondSignalExitsAtOnce(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the CLI")
@@ -191,10 +193,19 @@ func TestSecondSignalExitsAtOnce(t *testing.T) {
 	}
 	err := cmd.Wait()
 	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
-		t.Fatalf("exit: %v, want status 130\nstderr: %s", err, stderr.String())
+	if !errors.As(err, &ee) || (ee.ExitCode() != 130 && ee.ExitCode() != 143) {
+		t.Fatalf("exit: %v, want status 130 or 143\nstderr: %s", err, stderr.String())
 	}
-	if !strings.Contains(stderr.String(), "logstore: SIGTERM after SIGINT: exiting at once with status 130") {
+	// The status is the first signal's, and so is the notice of the second.
+	first, second := "SIGINT", "SIGTERM"
+	if ee.ExitCode() == 143 {
+		first, second = second, first
+	}
+	notice := fmt.Sprintf("logstore: %s after %s: exiting at once with status %d", second, first, ee.ExitCode())
+	if other := fmt.Sprintf("logstore: %s after %s", first, second); strings.Contains(stderr.String(), other) {
+		t.Fatalf("exit status %d, but stderr says %q\nstderr: %s", ee.ExitCode(), other, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), notice) {
 		t.Logf("the clean close finished before the second signal was handled: %s", stderr.String())
 	}
 	s, err := logstore.Open(dir, logstore.Options{LockTimeout: -1})
