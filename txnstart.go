@@ -16,6 +16,16 @@ func (p *Partition) OpenTransactions() map[int64]int64 {
 	return maps.Clone(p.txns.open)
 }
 
+// OpenTransaction returns the first offset of producer id pid's open
+// transaction in the partition, and false when it has none open. It
+// waits for the append in flight, if any.
+func (p *Partition) OpenTransaction(pid int64) (first int64, ok bool) {
+	p.appendMu.Lock()
+	defer p.appendMu.Unlock()
+	first, ok = p.txns.open[pid]
+	return first, ok
+}
+
 // openTxnBefore marks the transaction that client batch b begins (a
 // transactional batch of a producer with none open) as open at the
 // offset the log is about to give b, before b is written. DurableEnd can

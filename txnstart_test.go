@@ -2,6 +2,7 @@ package logstore_test
 
 import (
 	"errors"
+	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -104,4 +105,41 @@ func batchBases(t *testing.T, data []byte) []int64 {
 		data = data[b.Size():]
 	}
 	return bases
+}
+
+// TestOpenTransactions: a transactional batch opens its producer's
+// transaction at its base offset, a later batch of the same transaction
+// leaves the first offset as it is, and the producer's marker ends it;
+// OpenTransaction answers the same as the map OpenTransactions returns,
+// and that map is the caller's own.
+func TestOpenTransactions(t *testing.T) {
+	s := openStore(t, t.TempDir(), logstore.Options{})
+	p := openPartition(t, s, "open", 0)
+	want := func(what string, open map[int64]int64) {
+		t.Helper()
+		got := p.OpenTransactions()
+		if !maps.Equal(got, open) {
+			t.Fatalf("%s: OpenTransactions() = %v, want %v", what, got, open)
+		}
+		for _, pid := range []int64{1, 2, 3} {
+			first, ok := p.OpenTransaction(pid)
+			if wantFirst, wantOK := open[pid]; first != wantFirst || ok != wantOK {
+				t.Fatalf("%s: OpenTransaction(%d) = %d, %v; want %d, %v", what, pid, first, ok, wantFirst, wantOK)
+			}
+		}
+		clear(got)
+	}
+	want("empty", map[int64]int64{})
+	mustAppend(t, p, producerBatch(-1, -1, -1, 1, recent)) // 0
+	mustAppend(t, p, txnDataBatch(1, 0, 0, 2))             // 1..2
+	mustAppend(t, p, txnDataBatch(2, 0, 0, 1))             // 3
+	mustAppend(t, p, txnDataBatch(1, 0, 2, 1))             // 4
+	want("two open", map[int64]int64{1: 1, 2: 3})
+	mustMarker(t, p, 1, true) // 5
+	want("1 committed", map[int64]int64{2: 3})
+	mustAppend(t, p, txnDataBatch(1, 0, 3, 1)) // 6
+	want("1 again", map[int64]int64{1: 6, 2: 3})
+	mustMarker(t, p, 2, false)
+	mustMarker(t, p, 1, false)
+	want("both aborted", map[int64]int64{})
 }

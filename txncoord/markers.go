@@ -87,7 +87,7 @@ func (m storeMarkers) WriteMarkers(d Decision) (func() error, error) {
 // openFirst is the first offset of producerID's open transaction in p,
 // -1 when none is open.
 func openFirst(p *logstore.Partition, producerID int64) int64 {
-	if first, ok := p.OpenTransactions()[producerID]; ok {
+	if first, ok := p.OpenTransaction(producerID); ok {
 		return first
 	}
 	return -1

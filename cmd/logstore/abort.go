@@ -114,7 +114,7 @@ func runAbort(o *abortOptions) (err error) {
 	o.reportRecovery(p)
 
 	pid := o.producerID
-	first, open := p.OpenTransactions()[pid]
+	first, open := p.OpenTransaction(pid)
 	if !open {
 		return fmt.Errorf("producer id %d has no open transaction in partition %s: nothing to abort", pid, p.ID())
 	}
