@@ -328,7 +328,10 @@
 // and the client retries). Its frame may have reached the file (a sync
 // that fails says nothing of what was written), so the committer
 // writes the file anew from the state before the commit (a rewrite, as
-// above) and carries on with that file; if that fails too, every later
+// above) and carries on with that file (a lazy write the commit carried
+// is then in memory but not in the file, so Close writes no close
+// record after a failed commit: the next Open looks for the data no
+// record lists); if that fails too, every later
 // commit fails (the file is in a state the committer does not know)
 // until the coordinator is opened again, whose replay then decides: the
 // failed commit's decision may be there (a PrepareX is then finished,

@@ -327,6 +327,10 @@ type logFile struct {
 	// dirPending: a rename is not known durable yet (its directory sync
 	// failed); it is retried before the next append.
 	dirPending bool
+	// lost: a commit failed, so the puts it carried are not in the file,
+	// though the coordinator may hold them (a lazy write's caller was
+	// answered): the file is not known to hold every write.
+	lost bool
 }
 
 // rewrite writes a new file holding epoch and records, synced, and
@@ -421,6 +425,7 @@ func (l *logFile) commit(puts []*put) error {
 	}
 	if l.dirPending {
 		if err := fileutil.SyncDir(filepath.Dir(l.path)); err != nil {
+			l.lost = true
 			return err
 		}
 		l.dirPending = false
@@ -430,6 +435,7 @@ func (l *logFile) commit(puts []*put) error {
 		payload = appendEntry(payload, p.key, p.val)
 	}
 	if len(payload) > maxPayload {
+		l.lost = true
 		return fmt.Errorf("a commit of %d bytes is over the limit of %d", len(payload), maxPayload)
 	}
 	buf := appendFrame(make([]byte, 0, frameHeaderSize+len(payload)), payload)
@@ -441,6 +447,7 @@ func (l *logFile) commit(puts []*put) error {
 		err = fileutil.Fdatasync(l.f)
 	}
 	if err != nil {
+		l.lost = true
 		if rerr := l.compact(); rerr != nil {
 			l.failed = errors.Join(err, rerr)
 		}
@@ -489,7 +496,7 @@ func (l *logFile) compact() error {
 // knows every write of this coordinator was committed. After a failed
 // commit it does nothing (the file is not known to hold them all).
 func (l *logFile) markClosed() error {
-	if l.failed != nil {
+	if l.failed != nil || l.lost {
 		return nil
 	}
 	buf := appendFrame(nil, []byte{payloadClosed})
