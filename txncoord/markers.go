@@ -19,7 +19,9 @@ import (
 // n times one after the other. A partition
 // whose directory no longer exists (logstore.ErrNoPartition: its topic
 // was deleted) is skipped, as Kafka drops the markers of deleted
-// partitions. A marker the partition refuses (an older epoch or
+// partitions; so is, in the sync, one deleted after its marker was
+// written (SyncTo fails with logstore.ErrClosed, and its directory is
+// gone). A marker the partition refuses (an older epoch or
 // coordinator epoch) is an error, and so is a failed write or sync; the
 // markers already written are still waited for. The check of a
 // partition's open transaction and the marker's append are two steps:
@@ -63,7 +65,15 @@ func (m storeMarkers) WriteMarkers(d Decision) (func() error, error) {
 	sync := func() error {
 		errs := make([]error, len(done))
 		sync1 := func(i int) {
-			if err := done[i].p.SyncTo(done[i].end); err != nil {
+			err := done[i].p.SyncTo(done[i].end)
+			if errors.Is(err, logstore.ErrClosed) {
+				// Closed by DeleteTopic once its marker was written: a
+				// deleted partition has no marker left to make durable.
+				if _, lerr := m.s.ExistingPartition(done[i].tp.Topic, done[i].tp.Partition); errors.Is(lerr, logstore.ErrNoPartition) {
+					err = nil
+				}
+			}
+			if err != nil {
 				errs[i] = fmt.Errorf("%s marker for %s-%d: %w", decisionName(d.Commit), done[i].tp.Topic, done[i].tp.Partition, err)
 			}
 		}
