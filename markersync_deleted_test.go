@@ -1,6 +1,7 @@
 package logstore_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -31,8 +32,16 @@ func (m gatedMarkers) WriteMarkers(d txncoord.Decision) (func() error, error) {
 // partitions closed, their directories gone) has no marker left to make
 // durable, as WriteMarkers skips a deleted partition: the sync must not
 // fail on it forever, or every later write of the transactional id
-// (here InitProducerID) fails until the coordinator is opened again.
+// (here InitProducerID) fails until the coordinator is opened again. Nor
+// when the topic is created again before the sync: the new partition
+// never held the marker.
 func TestMarkerSyncAfterTopicDeleted(t *testing.T) {
+	for _, recreate := range []bool{false, true} {
+		t.Run(fmt.Sprintf("recreated=%v", recreate), func(t *testing.T) { testMarkerSyncAfterTopicDeleted(t, recreate) })
+	}
+}
+
+func testMarkerSyncAfterTopicDeleted(t *testing.T, recreate bool) {
 	dir := t.TempDir()
 	s := openStore(t, dir, logstore.Options{Sync: logstore.SyncAlways})
 	p := openPartition(t, s, "gone", 0)
@@ -61,6 +70,9 @@ func TestMarkerSyncAfterTopicDeleted(t *testing.T) {
 	}
 	if err := s.DeleteTopic("gone"); err != nil {
 		t.Fatal(err)
+	}
+	if recreate {
+		openPartition(t, s, "gone", 0)
 	}
 	close(markers.gate) // the markers' sync runs now
 	if _, _, err := c.InitProducerID("t", time.Minute, pid, epoch); err != nil {

@@ -12,16 +12,16 @@ import (
 // StoreMarkers returns the Markers of store's partitions.
 //
 // WriteMarkers: for each partition Store.ExistingPartition, then, where
-// the marker is due (Decision.Due, from Partition.OpenTransactions),
+// the marker is due (Decision.Due, from Partition.OpenTransaction),
 // Partition.AppendMarkerWritten; its sync waits for all of them to be
 // durable (Partition.SyncTo, one per partition, concurrently), so a
 // transaction over n partitions waits for its markers' fsyncs once, not
-// n times one after the other. A partition
-// whose directory no longer exists (logstore.ErrNoPartition: its topic
-// was deleted) is skipped, as Kafka drops the markers of deleted
-// partitions; so is, in the sync, one deleted after its marker was
-// written (SyncTo fails with logstore.ErrClosed, and its directory is
-// gone). A marker the partition refuses (an older epoch or
+// n times one after the other. A partition whose directory no longer
+// exists (logstore.ErrNoPartition: its topic was deleted) is skipped, as
+// Kafka drops the markers of deleted partitions; so is, in the sync, one
+// deleted after its marker was written (SyncTo fails with
+// logstore.ErrClosed, and its directory is gone or holds a partition
+// created since). A marker the partition refuses (an older epoch or
 // coordinator epoch) is an error, and so is a failed write or sync; the
 // markers already written are still waited for. The check of a
 // partition's open transaction and the marker's append are two steps:
@@ -68,8 +68,10 @@ func (m storeMarkers) WriteMarkers(d Decision) (func() error, error) {
 			err := done[i].p.SyncTo(done[i].end)
 			if errors.Is(err, logstore.ErrClosed) {
 				// Closed by DeleteTopic once its marker was written: a
-				// deleted partition has no marker left to make durable.
-				if _, lerr := m.s.ExistingPartition(done[i].tp.Topic, done[i].tp.Partition); errors.Is(lerr, logstore.ErrNoPartition) {
+				// deleted partition has no marker left to make durable,
+				// and one created again since never held it.
+				now, lerr := m.s.ExistingPartition(done[i].tp.Topic, done[i].tp.Partition)
+				if errors.Is(lerr, logstore.ErrNoPartition) || (lerr == nil && now != done[i].p) {
 					err = nil
 				}
 			}
