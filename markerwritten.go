@@ -7,12 +7,13 @@ package logstore
 // coordinator that ends a transaction in several partitions: it writes
 // every partition's marker, then waits for all of them at once.
 //
-// The caller must make the marker durable with SyncTo(res.LastOffset+1)
-// (in every sync mode, as AppendMarker does) before it treats the
-// transaction as ended, e.g. before answering EndTxn. Until then the
-// transaction's data stays above the last stable offset (a
-// read_committed consumer does not see it), as for any marker not yet
-// durable.
+// The caller makes the marker durable with SyncTo(res.LastOffset+1) (in
+// every sync mode, as AppendMarker does), and until it is, must be able
+// to write it again after a crash: txncoord answers EndTxn before that
+// sync, with its decision durable, and keeps the decision on file until
+// the markers are. Until then the transaction's data stays above the
+// last stable offset (a read_committed consumer does not see it), as for
+// any marker not yet durable.
 func (p *Partition) AppendMarkerWritten(producerID int64, epoch int16, commit bool, coordinatorEpoch int32) (AppendResult, error) {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
