@@ -50,6 +50,7 @@ type childSpec struct {
 	Advertise     string
 	MetricsListen string
 	SegmentBytes  int64
+	Args          []string // more flags of serve
 }
 
 // serveCLI builds cmd/logstore into dir and returns its path; it skips
@@ -103,9 +104,10 @@ func startChild(t *testing.T, spec childSpec) *child {
 // start runs the child and returns once it says it is ready (its one
 // line on stdout).
 func (c *child) start() error {
-	cmd := exec.Command(c.spec.CLI, "serve", "--dir", c.spec.Dir, "--listen", c.spec.Listen,
+	args := []string{"serve", "--dir", c.spec.Dir, "--listen", c.spec.Listen,
 		"--advertise", c.spec.Advertise, "--metrics-listen", c.spec.MetricsListen,
-		"--segment-bytes", fmt.Sprint(c.spec.SegmentBytes), "--sync", "always")
+		"--segment-bytes", fmt.Sprint(c.spec.SegmentBytes), "--sync", "always"}
+	cmd := exec.Command(c.spec.CLI, append(args, c.spec.Args...)...)
 	cmd.Stderr = c.stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
