@@ -35,19 +35,24 @@ import (
 type etlKillStats struct {
 	committed, aborted atomic.Int64 // transactions End reported committed, or aborted without an error
 	produceErrs        atomic.Int64 // transactions whose records failed, ended with an abort
-	failed             atomic.Int64 // sessions closed after an error of Begin or End
+	failed             atomic.Int64 // sessions closed after an error of InitProducerId, Begin or End
 	sessions           atomic.Int64 // sessions started
 }
 
 // etlKillWorker copies "in" to "out" in transactions of the
 // GroupTransactSession of transactional id id until stopping is set
 // (between transactions) or ctx ends. A session that fails (an error of
-// Begin or End: fenced, or a fatal error after a restart) is closed and
-// replaced by a new one of the same id, at most maxSessions times.
+// InitProducerId, Begin or End: fenced, or a fatal error after a
+// restart) is closed and replaced by a new one of the same id, at most
+// maxSessions times.
 func etlKillWorker(ctx context.Context, brokers []string, id string, stopping *atomic.Bool, st *etlKillStats, logf func(string, ...any)) error {
 	const maxSessions = 40
+	failed := false // the last session failed
 	for range maxSessions {
-		if stopping.Load() || ctx.Err() != nil {
+		// A failed session may have left a transaction open on the
+		// server: the worker stops only after a new session fenced
+		// it (and so aborted it).
+		if ctx.Err() != nil || (stopping.Load() && !failed) {
 			return nil
 		}
 		sess, err := kgo.NewGroupTransactSession(append(kafkatest.ClientOpts(brokers...),
@@ -62,9 +67,18 @@ func etlKillWorker(ctx context.Context, brokers []string, id string, stopping *a
 			return err
 		}
 		st.sessions.Add(1)
-		err = etlKillSession(ctx, sess, stopping, st)
+		// InitProducerId now, not at the first produce: it fences the
+		// previous session of id.
+		ictx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		_, _, err = sess.Client().ProducerID(ictx)
+		cancel()
+		if err != nil {
+			err = fmt.Errorf("init producer id: %w", err)
+		} else {
+			err = etlKillSession(ctx, sess, stopping, st)
+		}
 		sess.Close()
-		if err == nil || ctx.Err() != nil {
+		if failed = err != nil; !failed || ctx.Err() != nil {
 			return nil
 		}
 		st.failed.Add(1)
@@ -218,7 +232,12 @@ func TestGroupETLKillAndRestart(t *testing.T) {
 		workers  sync.WaitGroup
 	)
 	stopWorkers := sync.OnceFunc(func() { stopping.Store(true); workers.Wait() })
-	defer stopWorkers()
+	defer func() {
+		if t.Failed() {
+			cancel() // no need to end the transactions cleanly
+		}
+		stopWorkers()
+	}()
 	for _, id := range []string{"etl-kill-a", "etl-kill-b"} {
 		workers.Add(1)
 		go func() {
