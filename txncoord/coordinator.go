@@ -145,8 +145,9 @@ const (
 	// ongoing transaction, or its timeout).
 	EventAborted
 	// EventTimedOut: a transaction passed its timeout and the
-	// coordinator decided its abort (EventAborted follows once its
-	// markers are written).
+	// coordinator's decision to abort it is durable (EventAborted
+	// follows once its markers are written); once per transaction, even
+	// when a failed write makes the scan try again.
 	EventTimedOut
 	// EventExpired: a transactional id was idle past Config.IDExpiration
 	// and is forgotten (its tombstone is durable).
@@ -290,7 +291,7 @@ func Open(dir string, ids ProducerIDs, markers Markers, cfg Config) (*Coordinato
 		if !t.rec.state.prepared() {
 			continue
 		}
-		if err := c.finish(t, t.rec, true); err != nil {
+		if err := c.finish(t, t.rec, true, nil); err != nil {
 			c.w.close()
 			return nil, errors.Join(fmt.Errorf("txncoord: open %s: finishing the decided transaction of %q: %w", path, id, err), lf.close())
 		}
@@ -352,7 +353,7 @@ func (c *Coordinator) reconcile() error {
 		}
 		c.log.Warn("txncoord: aborting a transaction whose partitions a crash left unrecorded, and fencing its producer",
 			"transactional_id", id, "producer_id", prep.producerID, "epoch", prep.epoch, "unrecorded", unknown[id])
-		if err := c.finish(t, prep, false); err != nil {
+		if err := c.finish(t, prep, false, nil); err != nil {
 			return fmt.Errorf("aborting the transaction of %q: %w", id, err)
 		}
 	}
@@ -550,7 +551,7 @@ func (c *Coordinator) initLocked(t *txn, r record, timeout time.Duration, expect
 	case stateOngoing:
 		// Fence the producer and abort its transaction with the bumped
 		// epoch (Kafka's prepareFenceProducerEpoch).
-		if err := c.finish(t, fenceAbort(r), false); err != nil {
+		if err := c.finish(t, fenceAbort(r), false, nil); err != nil {
 			return 0, 0, err
 		}
 		c.mu.Lock()
@@ -757,7 +758,7 @@ func (c *Coordinator) EndTxn(txnID string, producerID int64, epoch int16, commit
 	}
 	t.pending = true
 	c.mu.Unlock()
-	err = c.finish(t, next, r.state == next.state)
+	err = c.finish(t, next, r.state == next.state, nil)
 	c.settle(t, nil)
 	return err
 }
@@ -778,8 +779,9 @@ func decisionName(commit bool) string {
 // waits for the markers to be durable and queues the Complete (a lazy
 // write, see the package doc). At Open it waits for them itself and
 // writes the Complete durably. On error t keeps the last state
-// persisted.
-func (c *Coordinator) finish(t *txn, prep record, persisted bool) error {
+// persisted. decided, when not nil, is called once prep is persisted by
+// this call, before the markers are written.
+func (c *Coordinator) finish(t *txn, prep record, persisted bool, decided func()) error {
 	t.produce.Lock()
 	defer t.produce.Unlock()
 	if !persisted {
@@ -797,6 +799,9 @@ func (c *Coordinator) finish(t *txn, prep record, persisted bool) error {
 		c.mu.Lock()
 		t.rec = prep.clone()
 		c.mu.Unlock()
+		if decided != nil {
+			decided()
+		}
 	}
 	commit := prep.state == statePrepareCommit
 	sync, err := c.markers.WriteMarkers(Decision{
@@ -1073,11 +1078,14 @@ func (c *Coordinator) checkTimeouts() {
 	c.ops.Add(len(jobs))
 	c.mu.Unlock()
 	for _, j := range jobs {
+		var decided func()
 		if !j.persisted {
 			c.log.Info("txncoord: aborting a timed-out transaction", "transactional_id", j.t.id, "producer_id", j.prep.producerID, "epoch", j.prep.epoch, "timeout_ms", j.prep.timeoutMs)
-			c.event(EventTimedOut)
+			// Counted once its abort is decided: a failed write
+			// leaves it Ongoing, for the next scan to try again.
+			decided = func() { c.event(EventTimedOut) }
 		}
-		if err := c.finish(j.t, j.prep, j.persisted); err != nil {
+		if err := c.finish(j.t, j.prep, j.persisted, decided); err != nil {
 			c.log.Error("txncoord: finishing a transaction", "transactional_id", j.t.id, "err", err)
 		}
 		c.settle(j.t, nil)

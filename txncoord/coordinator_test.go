@@ -568,3 +568,32 @@ func TestClosed(t *testing.T) {
 	_, err = e.c.BeginProduce("t", pid, epoch, tpA0)
 	wantErr(t, "produce", err, txncoord.ErrClosed)
 }
+
+// TestTimeoutCountedOnce: a timed-out transaction whose abort decision
+// fails to be written stays Ongoing and the next scan aborts it; it is
+// reported timed out once, when its decision is durable, not at each
+// attempt.
+func TestTimeoutCountedOnce(t *testing.T) {
+	e := newEnv(t)
+	pid, epoch := e.init("t")
+	e.add("t", pid, epoch, tpA0)
+	e.events.take()
+	e.clock.Advance(testTimeout + time.Millisecond)
+	fails := 1
+	restore := txncoord.SetStepHook(func(s string) error {
+		if s == "appended" && fails > 0 {
+			fails--
+			return errors.New("I/O error")
+		}
+		return nil
+	})
+	e.c.CheckTimeouts()
+	restore()
+	if fails != 0 {
+		t.Fatal("the scan wrote nothing")
+	}
+	e.wantState("t", "Ongoing")
+	e.c.CheckTimeouts()
+	e.wantState("t", "CompleteAbort")
+	wantEvents(t, e.events.take(), txncoord.EventTimedOut, txncoord.EventAborted)
+}
