@@ -579,17 +579,10 @@ func TestTimeoutCountedOnce(t *testing.T) {
 	e.add("t", pid, epoch, tpA0)
 	e.events.take()
 	e.clock.Advance(testTimeout + time.Millisecond)
-	fails := 1
-	restore := txncoord.SetStepHook(func(s string) error {
-		if s == "appended" && fails > 0 {
-			fails--
-			return errors.New("I/O error")
-		}
-		return nil
-	})
+	failed, restore := failAppendOnce()
 	e.c.CheckTimeouts()
 	restore()
-	if fails != 0 {
+	if !failed() {
 		t.Fatal("the scan wrote nothing")
 	}
 	e.wantState("t", "Ongoing")

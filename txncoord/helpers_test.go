@@ -291,3 +291,21 @@ func wantEvents(t *testing.T, got []txncoord.Event, want ...txncoord.Event) {
 		t.Fatalf("events %v, want %v", got, want)
 	}
 }
+
+// failAppendOnce makes the next commit of transactions.db fail after its
+// append ("appended"), as an I/O error would; failed reports whether
+// one did. restore undoes it.
+func failAppendOnce() (failed func() bool, restore func()) {
+	var mu sync.Mutex
+	fails := 1
+	restore = txncoord.SetStepHook(func(s string) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if s == "appended" && fails > 0 {
+			fails--
+			return errors.New("I/O error")
+		}
+		return nil
+	})
+	return func() bool { mu.Lock(); defer mu.Unlock(); return fails == 0 }, restore
+}

@@ -1,7 +1,6 @@
 package txncoord_test
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -23,17 +22,10 @@ func TestCloseAfterFailedLazyCommit(t *testing.T) {
 	pid, epoch := e.init("t")
 	e.add("t", pid, epoch, tpA0)
 	e.markers.setOpen(tpA0, pid, 0) // the data the producer wrote
-	fails := 1
-	restore := txncoord.SetStepHook(func(s string) error {
-		if s == "appended" && fails > 0 {
-			fails--
-			return errors.New("I/O error")
-		}
-		return nil
-	})
+	failed, restore := failAppendOnce()
 	e.c.Close() // commits the held AddPartitions: that commit fails
 	restore()
-	if fails != 0 {
+	if !failed() {
 		t.Fatal("Close made no commit")
 	}
 	data, err := os.ReadFile(filepath.Join(e.dir, txncoord.FileName))
