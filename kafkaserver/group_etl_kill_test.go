@@ -55,14 +55,10 @@ func etlKillWorker(ctx context.Context, brokers []string, id string, stopping *a
 		if ctx.Err() != nil || (stopping.Load() && !failed) {
 			return nil
 		}
-		sess, err := kgo.NewGroupTransactSession(append(kafkatest.ClientOpts(brokers...),
-			kgo.TransactionalID(id), kgo.ClientID(id), kgo.ConsumerGroup("etl"), kgo.ConsumeTopics("in"),
-			kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.DefaultProduceTopic("out"),
-			kgo.HeartbeatInterval(100*time.Millisecond), kgo.SessionTimeout(3*time.Second),
-			kgo.FetchMaxWait(200*time.Millisecond),
-			// A restart takes a moment: retry refused connections
-			// for a few seconds before a request counts as failed.
-			kgo.RequestRetries(200))...)
+		// A restart takes a moment: retry refused connections for a
+		// few seconds before a request counts as failed.
+		opts := append(kafkatest.ClientOpts(brokers...), kgo.RequestRetries(200))
+		sess, err := kgo.NewGroupTransactSession(append(opts, etlSessionOpts(id)...)...)
 		if err != nil {
 			return err
 		}

@@ -14,18 +14,25 @@ import (
 	"github.com/logstore/logstore"
 )
 
+// etlSessionOpts are the options of an ETL worker's GroupTransactSession
+// of transactional id id, but its brokers: group "etl" consuming "in" at
+// read_committed, producing to "out".
+func etlSessionOpts(id string) []kgo.Opt {
+	return []kgo.Opt{
+		kgo.TransactionalID(id), kgo.ClientID(id), kgo.ConsumerGroup("etl"), kgo.ConsumeTopics("in"),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.DefaultProduceTopic("out"),
+		kgo.HeartbeatInterval(100 * time.Millisecond), kgo.SessionTimeout(3 * time.Second),
+		kgo.FetchMaxWait(200 * time.Millisecond),
+	}
+}
+
 // etlWorker is a consume-transform-produce loop of kgo's
 // GroupTransactSession: each transaction produces the records it
 // consumed to "out" and commits their offsets (TxnOffsetCommit) with
 // them. abortEvery > 0 aborts every abortEvery-th transaction instead.
 func etlWorker(t *testing.T, addr, id string, abortEvery int, processed *atomic.Int64) (stop func()) {
 	t.Helper()
-	sess, err := kgo.NewGroupTransactSession(
-		kgo.SeedBrokers(addr), kgo.TransactionalID(id), kgo.ConsumerGroup("etl"), kgo.ConsumeTopics("in"),
-		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
-		kgo.DefaultProduceTopic("out"), kgo.HeartbeatInterval(100*time.Millisecond),
-		kgo.SessionTimeout(3*time.Second), kgo.FetchMaxWait(200*time.Millisecond), kgo.ClientID(id),
-	)
+	sess, err := kgo.NewGroupTransactSession(append([]kgo.Opt{kgo.SeedBrokers(addr)}, etlSessionOpts(id)...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -329,7 +329,8 @@ type logFile struct {
 	dirPending bool
 	// lost: a commit failed, so the puts it carried are not in the file,
 	// though the coordinator may hold them (a lazy write's caller was
-	// answered): the file is not known to hold every write.
+	// answered): the file is not known to hold every write. Set whenever
+	// failed is.
 	lost bool
 }
 
@@ -496,7 +497,7 @@ func (l *logFile) compact() error {
 // knows every write of this coordinator was committed. After a failed
 // commit it does nothing (the file is not known to hold them all).
 func (l *logFile) markClosed() error {
-	if l.failed != nil || l.lost {
+	if l.lost {
 		return nil
 	}
 	buf := appendFrame(nil, []byte{payloadClosed})
