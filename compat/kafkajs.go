@@ -1,6 +1,6 @@
 package main
 
-// kafkajs, pinned at kafkajsVersion and installed with npm into the
+// kafkajs, pinned at kafkaclients.KafkajsVersion and installed with npm into the
 // -node-modules directory (.ci/run does it), driven by
 // compat/clients/kafkajs.js under node. kafkajs picks each request's
 // version from the server's ApiVersions answer: one row, "default".
@@ -9,12 +9,8 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 
+	"github.com/logstore/logstore/internal/kafkaclients"
 	"github.com/logstore/logstore/internal/kafkatest"
 )
 
@@ -24,9 +20,6 @@ var kafkajsDriver string
 const (
 	kafkajsClient   = "kafkajs"
 	kafkajsClientID = "compat-kafkajs"
-	// kafkajsVersion is the version .ci/run installs; the report says
-	// the one found.
-	kafkajsVersion = "2.2.4"
 )
 
 // Record counts of the kafkajs cells.
@@ -38,37 +31,13 @@ const (
 	jsGroupParts  = 4
 )
 
-// kafkajsFound says where node and kafkajs are, and kafkajs's version,
-// for the node modules directory dir.
-func kafkajsFound(dir string) (node, modules, version string, err error) {
-	node, err = exec.LookPath("node")
-	if err != nil {
-		return "", "", "", errors.New("no node")
-	}
-	modules, err = filepath.Abs(dir)
-	if err != nil {
-		return "", "", "", err
-	}
-	b, err := os.ReadFile(filepath.Join(modules, "kafkajs", "package.json"))
-	if err != nil {
-		return "", "", "", fmt.Errorf("no kafkajs in the -node-modules directory %s (npm install --prefix .ci/node kafkajs@%s; .ci/run does it)", dir, kafkajsVersion)
-	}
-	var pkg struct {
-		Version string `json:"version"`
-	}
-	if err := json.Unmarshal(b, &pkg); err != nil || pkg.Version == "" {
-		return "", "", "", fmt.Errorf("kafkajs's package.json in %s names no version: %v", dir, err)
-	}
-	return node, modules, pkg.Version, nil
-}
-
 // kafkajsDefaultModules is the -node-modules flag's default.
 const kafkajsDefaultModules = ".ci/node/node_modules"
 
 func init() {
-	info := ClientInfo{Name: kafkajsClient, Version: "not installed", Source: "npm kafkajs@" + kafkajsVersion + " (.ci/run installs it into .ci/node)",
+	info := ClientInfo{Name: kafkajsClient, Version: "not installed", Source: "npm kafkajs@" + kafkaclients.KafkajsVersion + " (.ci/run installs it into .ci/node)",
 		Note: "versions column: default, kafkajs picks each request's version from the server's ApiVersions answer; it ships only the gzip codec"}
-	if _, _, v, err := kafkajsFound(kafkajsDefaultModules); err == nil {
+	if _, _, v, err := kafkaclients.Kafkajs(kafkajsDefaultModules); err == nil {
 		info.Version = "kafkajs " + v
 	}
 	kafkajsInfo = len(clientInfos)
@@ -87,7 +56,7 @@ func kafkajsCells() []Cell {
 	add := func(feature string, run func(context.Context, *Env) Result) {
 		cells = append(cells, Cell{Client: kafkajsClient, Version: "default", Feature: feature, ClientID: kafkajsClientID,
 			Run: func(ctx context.Context, e *Env) Result {
-				_, _, v, err := kafkajsFound(e.NodeModules)
+				_, _, v, err := kafkaclients.Kafkajs(e.NodeModules)
 				if err != nil {
 					return unavailable("%v", err)
 				}
@@ -113,7 +82,7 @@ func kafkajsCells() []Cell {
 // runKafkajs runs the driver's mode with args (bootstrap, client id and
 // seconds added) under node, kafkajs resolved through NODE_PATH.
 func runKafkajs(ctx context.Context, e *Env, mode string, args map[string]any) (*driverRun, error) {
-	node, modules, _, err := kafkajsFound(e.NodeModules)
+	node, modules, _, err := kafkaclients.Kafkajs(e.NodeModules)
 	if err != nil {
 		return nil, err
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/logstore/logstore/internal/kafkaclients"
 	"github.com/logstore/logstore/internal/kafkatest"
 )
 
@@ -61,39 +62,10 @@ func rdkConfig(clientID string) map[string]any {
 	}
 }
 
-// confluentPython finds a python3 that imports confluent_kafka: Debian's
-// package installs it for /usr/bin/python3 (.ci/run).
-var confluentPython = sync.OnceValues(func() (string, error) {
-	var tried []string
-	for _, py := range []string{"/usr/bin/python3", "python3"} {
-		path, err := exec.LookPath(py)
-		if err != nil {
-			continue
-		}
-		tried = append(tried, path)
-		if exec.Command(path, "-c", "import confluent_kafka").Run() == nil {
-			return path, nil
-		}
-	}
-	if len(tried) == 0 {
-		return "", errors.New("no python3")
-	}
-	return "", fmt.Errorf("no python3 imports confluent_kafka (tried %s; Debian package python3-confluent-kafka)", strings.Join(tried, ", "))
-})
-
-// kcatPath finds kcat.
-var kcatPath = sync.OnceValues(func() (string, error) {
-	path, err := exec.LookPath("kcat")
-	if err != nil {
-		return "", errors.New("no kcat (Debian package kcat)")
-	}
-	return path, nil
-})
-
 func init() {
 	confluent := ClientInfo{Name: confluentClient, Version: "not installed", Source: "Debian package python3-confluent-kafka (over Debian's librdkafka)",
 		Note: "versions column: default, librdkafka picks each request's version from the server's ApiVersions answer"}
-	if py, err := confluentPython(); err == nil {
+	if py, err := kafkaclients.ConfluentPython(); err == nil {
 		out, err := exec.Command(py, "-c", "import confluent_kafka as c; print('confluent-kafka %s, librdkafka %s' % (c.version()[0], c.libversion()[0]))").Output()
 		if err == nil {
 			confluent.Version = strings.TrimSpace(string(out))
@@ -101,7 +73,7 @@ func init() {
 	}
 	kcat := ClientInfo{Name: kcatClient, Version: "not installed", Source: "Debian package kcat",
 		Note: "versions column: default, librdkafka picks each request's version from the server's ApiVersions answer"}
-	if path, err := kcatPath(); err == nil {
+	if path, err := kafkaclients.Kcat(); err == nil {
 		out, _ := exec.Command(path, "-V").CombinedOutput()
 		for line := range strings.Lines(string(out)) {
 			if strings.HasPrefix(line, "Version ") {
@@ -127,7 +99,7 @@ func confluentCells() []Cell {
 	add := func(feature string, run func(context.Context, *Env) Result) {
 		cells = append(cells, Cell{Client: confluentClient, Version: "default", Feature: feature, ClientID: confluentClientID,
 			Run: func(ctx context.Context, e *Env) Result {
-				if _, err := confluentPython(); err != nil {
+				if _, err := kafkaclients.ConfluentPython(); err != nil {
 					return unavailable("%v", err)
 				}
 				return run(ctx, e)
@@ -147,7 +119,7 @@ func confluentCells() []Cell {
 // runConfluent runs the driver's mode with args (bootstrap, seconds and
 // the common librdkafka settings added; args' "config" over them).
 func runConfluent(ctx context.Context, e *Env, mode string, args map[string]any) (*driverRun, error) {
-	py, err := confluentPython()
+	py, err := kafkaclients.ConfluentPython()
 	if err != nil {
 		return nil, err
 	}
@@ -301,7 +273,7 @@ func kcatCells() []Cell {
 	add := func(feature string, run func(context.Context, *Env, string) Result) {
 		cells = append(cells, Cell{Client: kcatClient, Version: "default", Feature: feature, ClientID: kcatClientID,
 			Run: func(ctx context.Context, e *Env) Result {
-				path, err := kcatPath()
+				path, err := kafkaclients.Kcat()
 				if err != nil {
 					return unavailable("%v", err)
 				}

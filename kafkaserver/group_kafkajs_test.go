@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/logstore/logstore"
+	"github.com/logstore/logstore/internal/kafkaclients"
 	"github.com/logstore/logstore/internal/testutil"
 )
 
@@ -18,15 +18,11 @@ import (
 // installs the pinned version into .ci/node), or skips the test.
 func kafkajsDir(t *testing.T) (node, dir string) {
 	t.Helper()
-	node, err := exec.LookPath("node")
+	node, modules, _, err := kafkaclients.Kafkajs(filepath.Join(testutil.RepoDir(t), ".ci", "node", "node_modules"))
 	if err != nil {
-		t.Skip("node is not installed: skipping the kafkajs test")
+		t.Skipf("%v: skipping the kafkajs test", err)
 	}
-	dir = filepath.Join(testutil.RepoDir(t), ".ci", "node")
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "kafkajs")); err != nil {
-		t.Skip("kafkajs is not installed in .ci/node (.ci/run installs it with npm): skipping the kafkajs test")
-	}
-	return node, dir
+	return node, filepath.Dir(modules)
 }
 
 // kafkajsGroupJS: three kafkajs consumers of one group (its only kind

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/logstore/logstore"
+	"github.com/logstore/logstore/internal/kafkaclients"
 	"github.com/logstore/logstore/kafkaserver"
 	"github.com/logstore/logstore/recordbatch"
 )
@@ -27,9 +28,9 @@ const kcatTimeout = 2 * time.Minute
 // elsewhere it may be absent.
 func kcatPath(t *testing.T) string {
 	t.Helper()
-	path, err := exec.LookPath("kcat")
+	path, err := kafkaclients.Kcat()
 	if err != nil {
-		t.Skip("kcat is not installed (Debian package kcat; .ci/run installs it): skipping the librdkafka client test")
+		t.Skipf("%v (.ci/run installs it): skipping the librdkafka client test", err)
 	}
 	return path
 }

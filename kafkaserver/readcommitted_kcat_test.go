@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/logstore/logstore"
+	"github.com/logstore/logstore/internal/kafkaclients"
 )
 
 // TestKcatReadCommitted: librdkafka (kcat), a client that is not Go,
@@ -20,9 +21,9 @@ import (
 // once, in order, and no aborted one; at read_uncommitted every record.
 // It skips when kcat is not installed (.ci/run installs it).
 func TestKcatReadCommitted(t *testing.T) {
-	path, err := exec.LookPath("kcat")
+	path, err := kafkaclients.Kcat()
 	if err != nil {
-		t.Skip("kcat is not installed (Debian package kcat; .ci/run installs it)")
+		t.Skipf("%v (.ci/run installs it): skipping the read_committed kcat test", err)
 	}
 	ts := startServer(t, logstore.Options{SegmentBytes: 4096}, Config{})
 	ts.createTopic("t", 1)

@@ -21,6 +21,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/logstore/logstore/internal/kafkaclients"
 	"github.com/logstore/logstore/internal/kafkatest"
 )
 
@@ -29,17 +30,11 @@ import (
 // /usr/bin/python3 (.ci/run).
 func confluentPython(t *testing.T) string {
 	t.Helper()
-	for _, py := range []string{"/usr/bin/python3", "python3"} {
-		path, err := exec.LookPath(py)
-		if err != nil {
-			continue
-		}
-		if exec.Command(path, "-c", "import confluent_kafka").Run() == nil {
-			return path
-		}
+	py, err := kafkaclients.ConfluentPython()
+	if err != nil {
+		t.Skipf("%v (.ci/run installs it): skipping the librdkafka test", err)
 	}
-	t.Skip("no python3 with confluent_kafka (Debian package python3-confluent-kafka, for /usr/bin/python3; .ci/run installs it): skipping the librdkafka transactional producer test")
-	return ""
+	return py
 }
 
 // txnProducerPy produces the transactions of its plan (argv: bootstrap,
@@ -163,9 +158,9 @@ func TestLibrdkafkaTransactions(t *testing.T) {
 // their offsets.
 func kcatReadsCommitted(t *testing.T, addr, topic string, v *kafkatest.TxnVerdict) {
 	t.Helper()
-	path, err := exec.LookPath("kcat")
+	path, err := kafkaclients.Kcat()
 	if err != nil {
-		t.Log("kcat is not installed: the librdkafka read_committed consumer is left out")
+		t.Logf("%v: the librdkafka read_committed consumer is left out", err)
 		return
 	}
 	out := kcat(t, path, "", "-C", "-b", addr, "-t", topic, "-o", "beginning", "-e", "-q", "-f", `%p|%o|%s\n`)
