@@ -63,10 +63,13 @@ func (s state) canMoveTo(to state) bool {
 	return to < numStates && validPrevious[to].has(s)
 }
 
-// strictTransitions, set by the package's tests, makes checkTransition
-// panic rather than return its error: every test then asserts that the
-// coordinator never attempts an invalid move.
-var strictTransitions atomic.Bool
+// onInvalidTransition, when set (by the package's tests), is called
+// with the error of every invalid move checkTransition refuses: the
+// tests make it end the test binary, so every test also asserts that
+// the coordinator never attempts one. It is called where the move was
+// refused, maybe with c.mu held (so it must not call the Coordinator,
+// nor panic: a test's cleanup would then wait for c.mu).
+var onInvalidTransition atomic.Pointer[func(error)]
 
 // transitionError is nil when id may move from from to to, and else an
 // error that matches ErrInvalidTransition.
@@ -77,11 +80,13 @@ func transitionError(id string, from, to state) error {
 	return fmt.Errorf("%w: transactional id %q from %s to %s", ErrInvalidTransition, id, from, to)
 }
 
-// checkTransition is transitionError, which panics in strict mode.
+// checkTransition is transitionError, reported to onInvalidTransition.
 func checkTransition(id string, from, to state) error {
 	err := transitionError(id, from, to)
-	if err != nil && strictTransitions.Load() {
-		panic(err)
+	if err != nil {
+		if hook := onInvalidTransition.Load(); hook != nil {
+			(*hook)(err)
+		}
 	}
 	return err
 }

@@ -2,21 +2,36 @@ package txncoord
 
 import (
 	"errors"
+	"fmt"
+	"os"
+	"runtime/debug"
 	"strings"
 	"testing"
 )
 
-// The package's tests run in strict mode: an invalid transition panics,
-// so every flow they drive also asserts that the coordinator never
-// attempts one.
-func init() { strictTransitions.Store(true) }
+// The package's tests run in strict mode: an invalid transition ends
+// the test binary at once, with the move and the stack that attempted
+// it, so every flow they drive also asserts that the coordinator never
+// attempts one. (A panic would not do: it can happen with c.mu held,
+// and the test's cleanup, closing the coordinator, would wait for it.)
+func init() { SetInvalidTransitionHook(exitOnInvalidTransition) }
 
-// SetStrictTransitions turns strict mode on or off, for a test that
-// wants the error of an invalid transition rather than the panic; the
-// returned func restores it.
-func SetStrictTransitions(on bool) (restore func()) {
-	old := strictTransitions.Swap(on)
-	return func() { strictTransitions.Store(old) }
+func exitOnInvalidTransition(err error) {
+	fmt.Fprintf(os.Stderr, "txncoord strict mode: the coordinator attempted an invalid transition: %v\n%s", err, debug.Stack())
+	os.Exit(2)
+}
+
+// SetInvalidTransitionHook sets the func called with the error of each
+// invalid transition refused (nil: none), for a test that wants that
+// error returned rather than the test binary ended; the returned func
+// restores the previous one.
+func SetInvalidTransitionHook(fn func(error)) (restore func()) {
+	var p *func(error)
+	if fn != nil {
+		p = &fn
+	}
+	old := onInvalidTransition.Swap(p)
+	return func() { onInvalidTransition.Store(old) }
 }
 
 // validMoves is the state machine of the package doc, written out
@@ -93,25 +108,24 @@ func TestInvalidTransitionSamples(t *testing.T) {
 	}
 }
 
-// TestStrictTransitions: in strict mode checkTransition panics with the
-// error; otherwise it returns it.
-func TestStrictTransitions(t *testing.T) {
-	if err := checkTransition("t", stateOngoing, statePrepareCommit); err != nil {
-		t.Fatalf("a valid move in strict mode: %v", err)
-	}
-	func() {
-		defer func() {
-			err, _ := recover().(error)
-			if !errors.Is(err, ErrInvalidTransition) {
-				t.Fatalf("strict mode: recovered %v, want ErrInvalidTransition", err)
-			}
-		}()
-		_ = checkTransition("t", stateEmpty, statePrepareCommit)
-		t.Fatal("no panic in strict mode")
-	}()
-	restore := SetStrictTransitions(false)
+// TestInvalidTransitionHook: checkTransition reports each refused move
+// to the hook, and returns its error; a valid move reports nothing.
+func TestInvalidTransitionHook(t *testing.T) {
+	var got []error
+	restore := SetInvalidTransitionHook(func(err error) { got = append(got, err) })
 	defer restore()
-	if err := checkTransition("t", stateEmpty, statePrepareCommit); !errors.Is(err, ErrInvalidTransition) {
-		t.Fatalf("not strict: %v, want ErrInvalidTransition", err)
+	if err := checkTransition("t", stateOngoing, statePrepareCommit); err != nil {
+		t.Fatalf("a valid move: %v", err)
+	}
+	err := checkTransition("t", stateEmpty, statePrepareCommit)
+	if !errors.Is(err, ErrInvalidTransition) {
+		t.Fatalf("an invalid move: %v, want ErrInvalidTransition", err)
+	}
+	if len(got) != 1 || got[0] != err {
+		t.Fatalf("hook got %v, want [%v]", got, err)
+	}
+	SetInvalidTransitionHook(nil)
+	if err := checkTransition("t", stateEmpty, statePrepareCommit); !errors.Is(err, ErrInvalidTransition) || len(got) != 1 {
+		t.Fatalf("no hook: %v (hook got %v)", err, got)
 	}
 }
