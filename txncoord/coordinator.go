@@ -228,7 +228,8 @@ type markerSync struct {
 // function whose name ends in Locked requires its caller to hold mu,
 // and every function that requires it is so named (but txn.describe,
 // which Read also calls on txns of its own). A txn's produce lock is
-// taken before mu, never while holding it.
+// taken before mu, never while holding it; BeginProduce returns holding
+// it shared, as the admission its release func ends.
 type Coordinator struct {
 	path    string
 	ids     ProducerIDs
