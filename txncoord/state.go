@@ -13,7 +13,7 @@ import (
 // written then; the server answers it as any other failure.
 var ErrInvalidTransition = errors.New("txncoord: invalid state transition")
 
-// stateSet is a set of states, one bit each.
+// stateSet is a set of states, one bit each (numStates is 7).
 type stateSet uint8
 
 func setOf(states ...state) stateSet {
@@ -30,8 +30,8 @@ func (s stateSet) has(st state) bool { return st < numStates && s&(1<<st) != 0 }
 // TransactionState.validPreviousStates: for each state, the states a
 // transactional id may move to it from. Every change of an id's state
 // is checked against it (checkTransition) before its record is
-// written. A retry of a decision (PrepareX written again, its markers
-// written again) is not a move; neither is the creation of a new id in
+// written. A retry of a decision (its markers written again, its
+// PrepareX kept) is not a move; neither is the creation of a new id in
 // Empty.
 //
 // Kafka's PrepareEpochFence is not a state here: fencing an Ongoing
