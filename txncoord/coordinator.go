@@ -218,6 +218,18 @@ type markerSync struct {
 
 // Coordinator is the transaction coordinator of a store. It is safe for
 // concurrent use.
+//
+// Locking. mu guards txns, closed, the registration of calls in ops,
+// and the rec, pending, fresh and syncing of every txn. It is held for
+// steps in memory only. It is never held while waiting for a write of
+// transactions.db, a marker write or ProducerIDs; a lazy write is
+// queued under it, so that an id's records reach the committer in the
+// order their states were taken. No function returns with mu held. A
+// function whose name ends in Locked requires its caller to hold mu,
+// and every function that requires it is so named (but txn.describe,
+// which Read also calls on txns of its own). A txn's produce lock is
+// taken before mu, never while holding it; BeginProduce returns holding
+// it shared, as the admission its release func ends.
 type Coordinator struct {
 	path    string
 	ids     ProducerIDs
@@ -410,8 +422,7 @@ func (c *Coordinator) unsynced() []string {
 	return ids
 }
 
-// enterLocked registers a call in progress; it fails once closed. The
-// caller holds c.mu.
+// enterLocked registers a call in progress; it fails once closed.
 func (c *Coordinator) enterLocked(op string) error {
 	if c.closed {
 		return fmt.Errorf("txncoord: %s: %w", op, ErrClosed)
@@ -431,9 +442,9 @@ func (c *Coordinator) nowMs() int64 { return c.cfg.Now().UnixMilli() }
 // stamp sets r's last update time to now, before r is written.
 func (c *Coordinator) stamp(r *record) { r.lastUpdateMs = max(c.nowMs(), 0) }
 
-// lookup returns the txn of id visible to calls, nil when there is none.
-// The caller holds c.mu.
-func (c *Coordinator) lookup(id string) *txn {
+// lookupLocked returns the txn of id visible to calls, nil when there
+// is none.
+func (c *Coordinator) lookupLocked(id string) *txn {
 	t := c.txns[id]
 	if t == nil || t.fresh {
 		return nil
@@ -509,7 +520,7 @@ func (c *Coordinator) InitProducerID(txnID string, timeout time.Duration, produc
 	r := t.rec.clone()
 	c.mu.Unlock()
 
-	pid, ep, err := c.initLocked(t, r, timeout, expected, producerID, epoch)
+	pid, ep, err := c.initPending(t, r, timeout, expected, producerID, epoch)
 	if err != nil {
 		c.mu.Lock()
 		if t.fresh {
@@ -538,8 +549,9 @@ func fenceAbort(r record) record {
 	return next
 }
 
-// initLocked is InitProducerID of t (pending set) from r.
-func (c *Coordinator) initLocked(t *txn, r record, timeout time.Duration, expected bool, producerID int64, epoch int16) (int64, int16, error) {
+// initPending is InitProducerID of t from r, its record: t is pending,
+// marked so by the caller, who does not hold c.mu.
+func (c *Coordinator) initPending(t *txn, r record, timeout time.Duration, expected bool, producerID int64, epoch int16) (int64, int16, error) {
 	// Kafka's isValidProducerId.
 	if expected && !(r.epoch == noEpoch || producerID == r.producerID ||
 		(producerID == r.prevProducerID && epochExhausted(epoch))) {
@@ -557,9 +569,9 @@ func (c *Coordinator) initLocked(t *txn, r record, timeout time.Duration, expect
 		c.mu.Lock()
 		r = t.rec.clone()
 		c.mu.Unlock()
-	case stateEmpty, stateCompleteCommit, stateCompleteAbort:
-	default:
-		return 0, 0, fmt.Errorf("txncoord: transactional id %q in state %s", t.id, r.state)
+	}
+	if err := checkTransition(t.id, r.state, stateEmpty); err != nil {
+		return 0, 0, err
 	}
 	next := r.clone()
 	next.state, next.partitions, next.startMs = stateEmpty, nil, -1
@@ -596,19 +608,22 @@ func (c *Coordinator) initLocked(t *txn, r record, timeout time.Duration, expect
 	return next.producerID, next.epoch, nil
 }
 
-// enterProducer begins a call of the producer (producerID, epoch) of
-// txnID: the coordinator is entered, the id known, the producer id its
-// current one (else ErrInvalidProducerIDMapping) and the epoch its
-// current one (else ErrProducerFenced), as Kafka checks AddPartitions
-// and EndTxn. On success it returns with c.mu held, and the caller calls
-// c.ops.Done when it returns; on an error c.mu is not held.
-func (c *Coordinator) enterProducer(op, txnID string, producerID int64, epoch int16) (*txn, error) {
+// withProducer runs a call of the producer (producerID, epoch) of
+// txnID, checked as Kafka checks AddPartitions and EndTxn: the
+// coordinator is entered, the id known, the producer id its current one
+// (else ErrInvalidProducerIDMapping) and the epoch its current one
+// (else ErrProducerFenced). Then locked runs with c.mu held, on the
+// id's txn. It returns an error, or what the call does once c.mu is
+// released (nil: nothing more), which withProducer runs and returns.
+// The call stays registered in c.ops until withProducer returns.
+func (c *Coordinator) withProducer(op, txnID string, producerID int64, epoch int16, locked func(t *txn) (then func() error, err error)) error {
 	c.mu.Lock()
 	if err := c.enterLocked(op); err != nil {
 		c.mu.Unlock()
-		return nil, err
+		return err
 	}
-	t := c.lookup(txnID)
+	defer c.ops.Done()
+	t := c.lookupLocked(txnID)
 	var err error
 	switch {
 	case t == nil:
@@ -618,12 +633,15 @@ func (c *Coordinator) enterProducer(op, txnID string, producerID int64, epoch in
 	case epoch != t.rec.epoch:
 		err = fmt.Errorf("%w: transactional id %q is at epoch %d, the producer has %d", ErrProducerFenced, txnID, t.rec.epoch, epoch)
 	}
-	if err != nil {
-		c.mu.Unlock()
-		c.ops.Done()
-		return nil, err
+	var then func() error
+	if err == nil {
+		then, err = locked(t)
 	}
-	return t, nil
+	c.mu.Unlock()
+	if err != nil || then == nil {
+		return err
+	}
+	return then()
 }
 
 // AddPartitions adds tps, partitions of the store, to the transaction
@@ -651,16 +669,21 @@ func (c *Coordinator) addPartitions(txnID string, producerID int64, epoch int16,
 	if txnID == "" {
 		return ErrInvalidRequest
 	}
-	t, err := c.enterProducer("add partitions", txnID, producerID, epoch)
-	if err != nil {
-		return err
-	}
-	defer c.ops.Done()
+	return c.withProducer("add partitions", txnID, producerID, epoch, func(t *txn) (func() error, error) {
+		return c.addPartitionsLocked(t, tps, durable)
+	})
+}
+
+// addPartitionsLocked is AddPartitions of t, its producer checked. The
+// lazy write is queued here, under c.mu, so the lazy writes of the id
+// reach the committer in the order their states were taken. While the
+// last decision's markers are not durable it is not queued at all: the
+// record is queued once they are (markersSyncedLocked). When durable,
+// t is marked pending, and the write is left to the returned func.
+func (c *Coordinator) addPartitionsLocked(t *txn, tps []TopicPartition, durable bool) (then func() error, err error) {
 	r := t.rec
-	switch {
-	case t.pending, r.state.prepared():
-		c.mu.Unlock()
-		return ErrConcurrentTransactions
+	if t.pending || r.state.prepared() {
+		return nil, ErrConcurrentTransactions
 	}
 	next := r.clone()
 	if r.state != stateOngoing {
@@ -669,8 +692,7 @@ func (c *Coordinator) addPartitions(txnID string, producerID int64, epoch int16,
 	added := false
 	for _, tp := range tps {
 		if tp.Topic == "" || tp.Partition < 0 || len(tp.Topic) > maxTopicLen {
-			c.mu.Unlock()
-			return fmt.Errorf("%w: partition %q %d", ErrInvalidRequest, tp.Topic, tp.Partition)
+			return nil, fmt.Errorf("%w: partition %q %d", ErrInvalidRequest, tp.Topic, tp.Partition)
 		}
 		if next.add(tp) {
 			added = true
@@ -679,33 +701,34 @@ func (c *Coordinator) addPartitions(txnID string, producerID int64, epoch int16,
 	if !added {
 		// Already in the ongoing transaction (or nothing given while
 		// none is ongoing: nothing to begin).
-		c.mu.Unlock()
-		return nil
+		return nil, nil
+	}
+	if err := checkTransition(t.id, r.state, next.state); err != nil {
+		return nil, err
 	}
 	c.stamp(&next)
+	begun := func() error {
+		if r.state != stateOngoing {
+			c.event(EventBegun)
+		}
+		return nil
+	}
 	if !durable {
-		// Queued under c.mu, so the lazy writes of the id reach the
-		// committer in the order their states were taken; while the
-		// last decision's markers are not durable, not at all (the
-		// record is queued once they are: markersSynced).
 		if t.syncing == nil {
-			c.w.writeLazy(txnID, next)
+			c.w.writeLazy(t.id, next)
 		}
 		t.rec = next
-		c.mu.Unlock()
-	} else {
-		t.pending = true
-		c.mu.Unlock()
+		return begun, nil
+	}
+	t.pending = true
+	return func() error {
 		if err := c.writeDurable(t, next); err != nil {
 			c.settle(t, nil)
 			return err
 		}
 		c.settle(t, &next)
-	}
-	if r.state != stateOngoing {
-		c.event(EventBegun)
-	}
-	return nil
+		return begun()
+	}, nil
 }
 
 // EndTxn ends the ongoing transaction of txnID with commit (true) or
@@ -722,17 +745,19 @@ func (c *Coordinator) EndTxn(txnID string, producerID int64, epoch int16, commit
 	if txnID == "" {
 		return ErrInvalidRequest
 	}
-	t, err := c.enterProducer("end transaction", txnID, producerID, epoch)
-	if err != nil {
-		return err
+	return c.withProducer("end transaction", txnID, producerID, epoch, func(t *txn) (func() error, error) {
+		return c.endTxnLocked(t, commit)
+	})
+}
+
+// endTxnLocked is EndTxn of t, its producer checked: it takes the
+// decision, marks t pending, and leaves carrying the decision out
+// (finish) to the returned func.
+func (c *Coordinator) endTxnLocked(t *txn, commit bool) (then func() error, err error) {
+	if t.pending {
+		return nil, ErrConcurrentTransactions
 	}
-	defer c.ops.Done()
 	r := t.rec
-	switch {
-	case t.pending:
-		c.mu.Unlock()
-		return ErrConcurrentTransactions
-	}
 	decision := statePrepareAbort
 	if commit {
 		decision = statePrepareCommit
@@ -747,20 +772,16 @@ func (c *Coordinator) EndTxn(txnID string, producerID int64, epoch int16, commit
 		next = r.clone()
 	case r.state == stateCompleteCommit && commit, r.state == stateCompleteAbort && !commit:
 		// A retry of a completed EndTxn.
-		c.mu.Unlock()
-		return nil
+		return nil, nil
 	default:
-		err = fmt.Errorf("%w: transactional id %q is %s, EndTxn asks to %s", ErrInvalidTxnState, txnID, r.state, decisionName(commit))
-	}
-	if err != nil {
-		c.mu.Unlock()
-		return err
+		return nil, fmt.Errorf("%w: transactional id %q is %s, EndTxn asks to %s", ErrInvalidTxnState, t.id, r.state, decisionName(commit))
 	}
 	t.pending = true
-	c.mu.Unlock()
-	err = c.finish(t, next, r.state == next.state, nil)
-	c.settle(t, nil)
-	return err
+	return func() error {
+		err := c.finish(t, next, r.state == next.state, nil)
+		c.settle(t, nil)
+		return err
+	}, nil
 }
 
 func decisionName(commit bool) string {
@@ -780,8 +801,26 @@ func decisionName(commit bool) string {
 // write, see the package doc). At Open it waits for them itself and
 // writes the Complete durably. On error t keeps the last state
 // persisted. decided, when not nil, is called once prep is persisted by
-// this call, before the markers are written.
+// this call, before the markers are written. Both moves (to prep,
+// unless persisted, then to the Complete) are checked before anything
+// is written.
 func (c *Coordinator) finish(t *txn, prep record, persisted bool, decided func()) error {
+	commit := prep.state == statePrepareCommit
+	complete := stateCompleteAbort
+	if commit {
+		complete = stateCompleteCommit
+	}
+	if !persisted {
+		c.mu.Lock()
+		from := t.rec.state
+		c.mu.Unlock()
+		if err := checkTransition(t.id, from, prep.state); err != nil {
+			return err
+		}
+	}
+	if err := checkTransition(t.id, prep.state, complete); err != nil {
+		return err
+	}
 	t.produce.Lock()
 	defer t.produce.Unlock()
 	if !persisted {
@@ -803,7 +842,6 @@ func (c *Coordinator) finish(t *txn, prep record, persisted bool, decided func()
 			decided()
 		}
 	}
-	commit := prep.state == statePrepareCommit
 	sync, err := c.markers.WriteMarkers(Decision{
 		Partitions: prep.partitions, FirstOffsets: prep.firstOffsets,
 		ProducerID: prep.producerID, Epoch: prep.epoch, Commit: commit, CoordinatorEpoch: c.epoch,
@@ -813,10 +851,7 @@ func (c *Coordinator) finish(t *txn, prep record, persisted bool, decided func()
 	}
 	done := prep.clone()
 	// The start time stays, as Kafka's prepareComplete keeps it.
-	done.state, done.partitions, done.firstOffsets = stateCompleteAbort, nil, nil
-	if commit {
-		done.state = stateCompleteCommit
-	}
+	done.state, done.partitions, done.firstOffsets = complete, nil, nil
 	c.stamp(&done)
 	if c.opening {
 		if err := sync(); err != nil {
@@ -850,7 +885,7 @@ func (c *Coordinator) finish(t *txn, prep record, persisted bool, decided func()
 			c.mu.Lock()
 			ms.err = err
 			if err == nil {
-				c.markersSynced(t, ms)
+				c.markersSyncedLocked(t, ms)
 			}
 			close(ms.done)
 			c.mu.Unlock()
@@ -864,11 +899,11 @@ func (c *Coordinator) finish(t *txn, prep record, persisted bool, decided func()
 	return nil
 }
 
-// markersSynced records that the markers of ms are durable: t's record
-// as it is now (the Complete, or a later transaction's Ongoing, which
-// AddPartitions did not queue meanwhile) is queued, a lazy write,
-// before any later write of the id. The caller holds c.mu.
-func (c *Coordinator) markersSynced(t *txn, ms *markerSync) {
+// markersSyncedLocked records that the markers of ms are durable: t's
+// record as it is now (the Complete, or a later transaction's Ongoing,
+// which AddPartitions did not queue meanwhile) is queued, a lazy write,
+// before any later write of the id.
+func (c *Coordinator) markersSyncedLocked(t *txn, ms *markerSync) {
 	if t.syncing == ms {
 		t.syncing = nil
 		c.w.writeLazy(t.id, t.rec)
@@ -894,7 +929,7 @@ func (c *Coordinator) awaitMarkers(t *txn) error {
 		return fmt.Errorf("txncoord: transactional id %q: the markers of its last decision: %w", t.id, err)
 	}
 	c.mu.Lock()
-	c.markersSynced(t, ms)
+	c.markersSyncedLocked(t, ms)
 	c.mu.Unlock()
 	return nil
 }
@@ -926,7 +961,7 @@ func (c *Coordinator) BeginProduce(txnID string, producerID int64, epoch int16, 
 		c.mu.Unlock()
 		return nil, fmt.Errorf("txncoord: begin produce: %w", ErrClosed)
 	}
-	t := c.lookup(txnID)
+	t := c.lookupLocked(txnID)
 	c.mu.Unlock()
 	if t == nil {
 		return nil, fmt.Errorf("%w: unknown transactional id %q", ErrInvalidProducerIDMapping, txnID)
@@ -981,6 +1016,8 @@ func (t Transaction) StartMs() int64 {
 	return t.Start.UnixMilli()
 }
 
+// describe reports t; for a txn of the Coordinator, the caller holds
+// c.mu.
 func (t *txn) describe() Transaction {
 	out := Transaction{
 		TransactionalID: t.id,
@@ -1000,7 +1037,7 @@ func (t *txn) describe() Transaction {
 func (c *Coordinator) Describe(txnID string) (Transaction, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	t := c.lookup(txnID)
+	t := c.lookupLocked(txnID)
 	if t == nil {
 		return Transaction{}, false
 	}
@@ -1094,10 +1131,11 @@ func (c *Coordinator) checkTimeouts() {
 }
 
 // expireIDs is one expiration scan, as Kafka's removal of expired
-// transactional ids: each id in Empty, CompleteCommit or CompleteAbort
-// (never one with a transaction ongoing or being decided) whose last
-// write is Config.IDExpiration or more before now, and which no call is
-// changing, is marked pending (Kafka's pending Dead: a call for it
+// transactional ids. It takes each id that may move to Dead
+// (validPrevious: Empty, CompleteCommit or CompleteAbort, never one
+// with a transaction ongoing or being decided), whose last write is
+// Config.IDExpiration or more before now, and which no call is
+// changing. Each is marked pending (Kafka's pending Dead: a call for it
 // meanwhile gets ErrConcurrentTransactions), its tombstone is committed
 // durably, and then it is forgotten. An id whose tombstone failed stays
 // as it was.
@@ -1116,8 +1154,7 @@ func (c *Coordinator) expireIDs() {
 		if t.pending || t.fresh || t.rec.lastUpdateMs > cutoff {
 			continue
 		}
-		switch t.rec.state {
-		case stateEmpty, stateCompleteCommit, stateCompleteAbort:
+		if t.rec.state.canMoveTo(stateDead) {
 			t.pending = true
 			expired = append(expired, t)
 		}

@@ -16,8 +16,8 @@
 //	Ongoing        AddPartitions added the first partition (the start
 //	               time is taken then); more partitions may be added
 //	PrepareCommit  EndTxn(commit) decided; markers being written
-//	PrepareAbort   EndTxn(abort), InitProducerID or the timeout decided
-//	               an abort; markers being written
+//	PrepareAbort   EndTxn(abort), InitProducerID, the timeout or Open
+//	               decided an abort; markers being written
 //	CompleteCommit every COMMIT marker written; no partitions
 //	CompleteAbort  every ABORT marker written; no partitions
 //	Dead           not stored: an expired id (see Expiration) is
@@ -27,7 +27,20 @@
 //	Empty, CompleteX --AddPartitions--> Ongoing --EndTxn--> PrepareX
 //	PrepareX --markers written--> CompleteX --InitProducerID--> Empty
 //	Ongoing --InitProducerID or timeout (epoch bumped)--> PrepareAbort
+//	Empty, Ongoing, CompleteX --Open: data a crash left unrecorded
+//	        (epoch bumped)--> PrepareAbort
 //	Empty, CompleteX --idle past Config.IDExpiration--> (Dead) forgotten
+//
+// These moves are one table, validPrevious in state.go: for each
+// state, the states it may be entered from, as Kafka's
+// TransactionState.validPreviousStates. Every change of an id's state
+// is checked against it before its record is written (and the
+// expiration scan takes only the ids it lets move to Dead). A move it
+// does not allow is refused with ErrInvalidTransition and nothing is
+// written; that is a bug, or a Dead record, which no coordinator
+// writes. Kafka's PrepareEpochFence is not a state here: fencing moves
+// Ongoing straight to PrepareAbort at the bumped epoch, the record
+// written.
 //
 // InitProducerID: an unknown id gets a new producer id (from
 // ProducerIDs) at epoch 0. A known one in Empty or CompleteX gets its
