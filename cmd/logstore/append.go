@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/logstore/logstore"
+	"github.com/logstore/logstore/internal/jsonl"
 	"github.com/logstore/logstore/internal/shutdown"
 	"github.com/logstore/logstore/recordbatch"
 	"github.com/logstore/logstore/segment"
@@ -68,8 +69,8 @@ type appendOptions struct {
 
 	// Derived by complete.
 	storeOpts logstore.Options
-	defaults  lineDefaults
-	batch     *batchSpec // the batch of flags and arguments, when neither --input nor --from-log
+	defaults  jsonl.Defaults
+	batch     *jsonl.Batch // the batch of flags and arguments, when neither --input nor --from-log
 
 	stdin  io.Reader
 	stdout io.Writer
@@ -131,8 +132,10 @@ sequence.
   header value; header keys are required. "key", "value" and header
   "value" are UTF-8 text; for binary data give "keyBase64" or
   "valueBase64" instead (standard base64, with padding), e.g.
-  {"valueBase64":"AP8Q"} is the three bytes 00 ff 10. Unknown fields are
-  refused. A line that cannot become a batch (invalid JSON, no records,
+  {"valueBase64":"AP8Q"} is the three bytes 00 ff 10; a header key may
+  be "keyBase64" too. A line may also be one record object, with no
+  batch field: a line of read --json is appended as it is (its "offset"
+  and "timestampType" are not kept). Unknown fields are refused. A line that cannot become a batch (invalid JSON, no records,
   an unknown codec, a producer id without a base sequence, ...) gets
   "INVALID line N: <reason>", and the lines after it are still sent; so
   does a line whose partition cannot be opened (e.g. a directory name
@@ -261,18 +264,18 @@ func (o *appendOptions) complete(cmd *cobra.Command, args []string) error {
 	}
 	o.values = args
 
-	codec, err := parseCodecName(o.compression)
+	codec, err := jsonl.ParseCodec(o.compression)
 	if err != nil {
 		return fmt.Errorf("--compression: %w", err)
 	}
 	ts := time.Now().UnixMilli()
 	if f.Changed("timestamp") {
-		if err := checkTimestamp(o.timestamp); err != nil {
+		if err := jsonl.CheckTimestamp(o.timestamp); err != nil {
 			return fmt.Errorf("--timestamp: %w", err)
 		}
 		ts = o.timestamp
 	}
-	o.defaults = lineDefaults{topic: o.topic, partition: o.partition, codec: codec, timestamp: ts}
+	o.defaults = jsonl.Defaults{Topic: o.topic, Partition: o.partition, Codec: codec, Timestamp: ts}
 
 	if o.storeOpts, err = o.storeOptions(f.Changed("sync-interval")); err != nil {
 		return err
@@ -328,17 +331,17 @@ func (o *appendOptions) completeBatch(keySet bool, ts int64, codec recordbatch.C
 		}
 		headers = append(headers, recordbatch.RecordHeader{Key: []byte(k), Value: []byte(v)})
 	}
-	s := &batchSpec{
-		topic:         o.topic,
-		partition:     o.partition,
-		producerID:    o.producerID,
-		producerEpoch: o.producerEpoch,
-		baseSequence:  o.baseSequence,
-		codec:         codec,
-		transactional: o.transactional,
+	s := &jsonl.Batch{
+		Topic:         o.topic,
+		Partition:     o.partition,
+		ProducerID:    o.producerID,
+		ProducerEpoch: o.producerEpoch,
+		BaseSequence:  o.baseSequence,
+		Codec:         codec,
+		Transactional: o.transactional,
 	}
 	for _, v := range o.values {
-		s.records = append(s.records, recordSpec{timestamp: ts, key: key, value: []byte(v), headers: headers})
+		s.Records = append(s.Records, jsonl.Record{Timestamp: ts, Key: key, Value: []byte(v), Headers: headers})
 	}
 	o.batch = s
 	return nil
@@ -354,14 +357,14 @@ func runAppend(ctx context.Context, o *appendOptions) error {
 	var src batchSource
 	switch {
 	case o.input == "-":
-		src = &lineSource{lines: newLineReader(o.stdin), defaults: o.defaults, name: "stdin"}
+		src = &lineSource{lines: jsonl.NewLineReader(o.stdin), defaults: o.defaults, name: "stdin"}
 	case o.input != "":
 		file, err := os.Open(o.input)
 		if err != nil {
 			return fmt.Errorf("--input: %w", err)
 		}
 		defer file.Close()
-		src = &lineSource{lines: newLineReader(file), defaults: o.defaults, name: o.input}
+		src = &lineSource{lines: jsonl.NewLineReader(file), defaults: o.defaults, name: o.input}
 	case o.fromLog != "":
 		file, err := os.Open(o.fromLog)
 		if err != nil {
@@ -514,7 +517,7 @@ func (a *appender) send(it item) (reply, error) {
 
 // argsSource yields the one batch of the flags and arguments.
 type argsSource struct {
-	spec *batchSpec
+	spec *jsonl.Batch
 	done bool
 }
 
@@ -524,17 +527,17 @@ func (s *argsSource) next() (item, error) {
 	}
 	s.done = true
 	var bld recordbatch.Builder
-	b, err := s.spec.build(&bld, nil)
+	b, err := s.spec.Build(&bld, nil)
 	if err != nil {
 		return item{}, err
 	}
-	return item{topic: s.spec.topic, partition: s.spec.partition, batch: b}, nil
+	return item{topic: s.spec.Topic, partition: s.spec.Partition, batch: b}, nil
 }
 
 // lineSource yields the batches of JSON Lines input.
 type lineSource struct {
-	lines    *lineReader
-	defaults lineDefaults
+	lines    *jsonl.LineReader
+	defaults jsonl.Defaults
 	name     string
 	bld      recordbatch.Builder
 	buf      []byte
@@ -542,29 +545,29 @@ type lineSource struct {
 
 func (s *lineSource) next() (item, error) {
 	for {
-		line, tooLong, err := s.lines.next()
+		line, tooLong, err := s.lines.Next()
 		if err == io.EOF {
 			return item{}, io.EOF
 		}
 		if err != nil {
-			return item{}, fmt.Errorf("--input %s: line %d: %w", s.name, s.lines.n+1, err)
+			return item{}, fmt.Errorf("--input %s: line %d: %w", s.name, s.lines.Line()+1, err)
 		}
-		from := origin{line: s.lines.n}
+		from := origin{line: s.lines.Line()}
 		if tooLong {
-			return item{from: from, invalid: fmt.Sprintf("the line is longer than %d bytes", maxLineBytes)}, nil
+			return item{from: from, invalid: fmt.Sprintf("the line is longer than %d bytes", jsonl.MaxLineBytes)}, nil
 		}
-		if isBlank(line) {
+		if jsonl.IsBlank(line) {
 			continue
 		}
-		spec, err := parseLine(line, s.defaults, &s.bld)
+		spec, err := jsonl.ParseLine(line, s.defaults, &s.bld)
 		if err != nil {
 			return item{from: from, invalid: err.Error()}, nil
 		}
-		s.buf, err = spec.build(&s.bld, s.buf[:0])
+		s.buf, err = spec.Build(&s.bld, s.buf[:0])
 		if err != nil {
 			return item{from: from, invalid: err.Error()}, nil
 		}
-		return item{from: from, topic: spec.topic, partition: spec.partition, batch: s.buf}, nil
+		return item{from: from, topic: spec.Topic, partition: spec.Partition, batch: s.buf}, nil
 	}
 }
 

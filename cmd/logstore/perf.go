@@ -14,6 +14,7 @@ import (
 
 	"github.com/logstore/logstore"
 	"github.com/logstore/logstore/internal/cliout"
+	"github.com/logstore/logstore/internal/jsonl"
 	"github.com/logstore/logstore/internal/perf"
 	"github.com/logstore/logstore/internal/shutdown"
 	"github.com/logstore/logstore/recordbatch"
@@ -211,7 +212,7 @@ func (o *perfProduceOptions) complete() error {
 		return err
 	}
 	var err error
-	if o.codec, err = parseCodecName(o.compression); err != nil {
+	if o.codec, err = jsonl.ParseCodec(o.compression); err != nil {
 		return fmt.Errorf("--compression: %w", err)
 	}
 	if o.storeOpts, err = perfStoreOptions(o.sync); err != nil {

@@ -3,23 +3,19 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
 	"github.com/logstore/logstore"
 	"github.com/logstore/logstore/internal/cliout"
+	"github.com/logstore/logstore/internal/jsonl"
 	"github.com/logstore/logstore/internal/shutdown"
 	"github.com/logstore/logstore/recordbatch"
 )
@@ -196,6 +192,8 @@ With --json each record is a JSON object on a line of its own:
 A null key or value is null; one that is not valid UTF-8 is given as
 "keyBase64" or "valueBase64" (standard base64) instead of "key" or
 "value", as append --input takes them; header keys and values likewise.
+Each line is a record object of append --input's format, so
+read --json | append --input - copies the records.
 
 read opens the store as append does: it takes the store's lock (waiting
 up to --lock-timeout), and opening the partition recovers it as every
@@ -328,92 +326,12 @@ type recordPrinter struct {
 }
 
 func (rp *recordPrinter) print(rec *recordbatch.Record, tsType recordbatch.TimestampType) error {
-	b := rp.buf[:0]
 	if rp.json {
-		b = fmt.Appendf(b, `{"offset":%d,"timestampType":%q,"timestamp":%d,`, rec.Offset, tsType.String(), rec.Timestamp)
-		b = readAppendJSONBytes(b, "key", rec.Key)
-		b = append(b, ',')
-		b = readAppendJSONBytes(b, "value", rec.Value)
-		b = append(b, `,"headers":[`...)
-		for i, h := range rec.Headers {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, '{')
-			b = readAppendJSONBytes(b, "key", readHeaderKey(h.Key))
-			b = append(b, ',')
-			b = readAppendJSONBytes(b, "value", h.Value)
-			b = append(b, '}')
-		}
-		b = append(b, "]}\n"...)
+		rp.buf = jsonl.AppendRecord(rp.buf[:0], rec, tsType)
 	} else {
-		b = fmt.Appendf(b, "offset=%d %s=%d key=", rec.Offset, tsType, rec.Timestamp)
-		b = readAppendText(b, rec.Key)
-		b = append(b, " value="...)
-		b = readAppendText(b, rec.Value)
-		b = append(b, " headers=["...)
-		for i, h := range rec.Headers {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = readAppendText(b, readHeaderKey(h.Key))
-			b = append(b, '=')
-			b = readAppendText(b, h.Value)
-		}
-		b = append(b, "]\n"...)
+		rp.buf = cliout.AppendRecordText(rp.buf[:0], rec, tsType)
 	}
-	rp.buf = b
-	_, err := rp.w.Write(b)
+	rp.buf = append(rp.buf, '\n')
+	_, err := rp.w.Write(rp.buf)
 	return err
-}
-
-// readHeaderKey turns a nil header key, which the wire cannot carry as null,
-// into the empty key it is.
-func readHeaderKey(b []byte) []byte {
-	if b == nil {
-		return []byte{}
-	}
-	return b
-}
-
-// readAppendText appends b in the text form of `logstore read`: null,
-// the bytes as they are, or a Go-quoted string (see the command's help).
-func readAppendText(dst, b []byte) []byte {
-	if b == nil {
-		return append(dst, "null"...)
-	}
-	s := string(b)
-	if readNeedsQuotes(s) {
-		return strconv.AppendQuote(dst, s)
-	}
-	return append(dst, s...)
-}
-
-func readNeedsQuotes(s string) bool {
-	if s == "" || s == "null" || s[0] == '"' || !utf8.ValidString(s) {
-		return true
-	}
-	for _, r := range s {
-		if !unicode.IsPrint(r) || unicode.IsSpace(r) || strings.ContainsRune(",=[]", r) {
-			return true
-		}
-	}
-	return false
-}
-
-// readAppendJSONBytes appends the member "name":value for b: null, a JSON
-// string when b is valid UTF-8, else "<name>Base64" with b in standard
-// base64.
-func readAppendJSONBytes(dst []byte, name string, b []byte) []byte {
-	switch {
-	case b == nil:
-		return fmt.Appendf(dst, "%q:null", name)
-	case utf8.Valid(b):
-		dst = fmt.Appendf(dst, "%q:", name)
-		return cliout.AppendJSONString(dst, b)
-	default:
-		dst = fmt.Appendf(dst, `%q:"`, name+"Base64")
-		dst = base64.StdEncoding.AppendEncode(dst, b)
-		return append(dst, '"')
-	}
 }
