@@ -54,4 +54,3 @@ func TestAppendLineBatchLimit(t *testing.T) {
 		}
 	}
 }
-

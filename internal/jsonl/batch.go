@@ -86,4 +86,3 @@ type Defaults struct {
 	Codec     recordbatch.Codec
 	Timestamp int64
 }
-

@@ -546,4 +546,3 @@ func jsonTypeName(k reflect.Kind) string {
 	}
 	return "another type"
 }
-

@@ -67,4 +67,3 @@ func hex4(b []byte) (rune, bool) {
 	r, err := strconv.ParseUint(string(b[:4]), 16, 16)
 	return rune(r), err == nil
 }
-
