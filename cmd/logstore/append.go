@@ -571,75 +571,31 @@ func (s *lineSource) next() (item, error) {
 	}
 }
 
-// logSource yields the batches of a segment file, framed as Kafka frames
-// them (base offset, then length), one buffer for all.
+// logSource yields the batches of a segment file (see
+// segment.StreamReader).
 type logSource struct {
-	r         io.Reader
+	batches   *segment.StreamReader
 	name      string
 	topic     string
 	partition int32
-	pos       int64
-	n         int
-	buf       []byte
 }
 
 func newLogSource(r io.Reader, name, topic string, partition int32) *logSource {
-	return &logSource{r: r, name: name, topic: topic, partition: partition}
+	return &logSource{batches: segment.NewStreamReader(r, name), name: name, topic: topic, partition: partition}
 }
 
 func (s *logSource) next() (item, error) {
-	// Base offset, length, partition leader epoch and magic: what Kafka's
-	// FileLogInputStream reads before it trusts the rest.
-	var head [recordbatch.HeaderSizeUpToMagic]byte
-	n, err := io.ReadFull(s.r, head[:])
-	switch {
-	case err == io.EOF:
-		return item{}, io.EOF
-	case err == io.ErrUnexpectedEOF:
-		return item{}, fmt.Errorf("--from-log %s: position %d: the file ends inside a batch header (%d of %d bytes)", s.name, s.pos, n, len(head))
-	case err != nil:
-		return item{}, fmt.Errorf("--from-log %s: position %d: %w", s.name, s.pos, err)
+	b, err := s.batches.Next()
+	if se := (*segment.StreamError)(nil); errors.As(err, &se) {
+		return item{}, fmt.Errorf("--from-log %s: position %d: %w", s.name, se.Offset, se.Err)
+	} else if err != nil {
+		return item{}, err // io.EOF
 	}
-	// The end of a stream is found by reading: the rest of the batch
-	// below reports a batch that runs past it.
-	f, stop := recordbatch.NextFrame(head[:], math.MaxInt64)
-	if stop == recordbatch.FrameTooSmall {
-		return item{}, fmt.Errorf("--from-log %s: position %d: batch length %d is below the minimum %d: not a segment file, or corrupt here", s.name, s.pos, f.Length, recordbatch.MinRecordOverhead)
+	from := origin{batch: b.N, position: b.Pos, next: b.Pos + b.Size}
+	if b.Data == nil {
+		return item{from: from, invalid: fmt.Sprintf("batch of %d bytes is larger than the store's limit of %d", b.Size, segment.DefaultMaxBatchBytes)}, nil
 	}
-	if magic := f.Magic; magic < 0 || magic > recordbatch.Magic {
-		return item{}, fmt.Errorf("--from-log %s: position %d: magic byte %d: not a record batch: not a segment file, or corrupt here", s.name, s.pos, magic)
-	}
-	s.n++
-	from := origin{batch: s.n, position: s.pos}
-	size := f.Size
-	if size > segment.DefaultMaxBatchBytes {
-		// Larger than any batch the store accepts: step over it rather
-		// than hold what the length field claims.
-		if _, err := io.CopyN(io.Discard, s.r, size-int64(len(head))); err != nil {
-			return item{}, s.shortBatch(size, err)
-		}
-		s.pos += size
-		from.next = s.pos
-		return item{from: from, invalid: fmt.Sprintf("batch of %d bytes is larger than the store's limit of %d", size, segment.DefaultMaxBatchBytes)}, nil
-	}
-	if int64(cap(s.buf)) < size {
-		s.buf = make([]byte, size)
-	}
-	s.buf = s.buf[:size]
-	copy(s.buf, head[:])
-	if _, err := io.ReadFull(s.r, s.buf[len(head):]); err != nil {
-		return item{}, s.shortBatch(size, err)
-	}
-	s.pos += size
-	from.next = s.pos
-	return item{from: from, topic: s.topic, partition: s.partition, batch: s.buf}, nil
-}
-
-func (s *logSource) shortBatch(size int64, err error) error {
-	if err == io.EOF || err == io.ErrUnexpectedEOF {
-		return fmt.Errorf("--from-log %s: position %d: the file ends inside a batch of %d bytes (a torn write?)", s.name, s.pos, size)
-	}
-	return fmt.Errorf("--from-log %s: position %d: %w", s.name, s.pos, err)
+	return item{from: from, topic: s.topic, partition: s.partition, batch: b.Data}, nil
 }
 
 // --- replies ---
