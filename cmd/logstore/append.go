@@ -17,6 +17,7 @@ import (
 	"github.com/logstore/logstore"
 	"github.com/logstore/logstore/internal/jsonl"
 	"github.com/logstore/logstore/internal/shutdown"
+	"github.com/logstore/logstore/metrics"
 	"github.com/logstore/logstore/recordbatch"
 	"github.com/logstore/logstore/segment"
 )
@@ -493,26 +494,32 @@ func (a *appender) send(it item) (reply, error) {
 		return reply{}, err
 	}
 	res, err := p.Append(it.batch)
-	var refused *logstore.RefusedError
-	outcome := outcomeOK
-	switch {
-	case err == nil && res.Duplicate:
-		outcome = outcomeDuplicate
-	case err == nil:
-	case !errors.As(err, &refused):
+	outcome, ok := replyOutcome(metrics.OutcomeOf(res, err))
+	if !ok {
 		return reply{}, err
-	case errors.Is(err, logstore.ErrOutOfOrder):
-		outcome = outcomeOutOfOrder
-	case errors.Is(err, logstore.ErrFenced):
-		outcome = outcomeFenced
-	default:
-		outcome = outcomeInvalid
 	}
-	if refused != nil {
+	if refused := (*logstore.RefusedError)(nil); errors.As(err, &refused) {
 		return refusal(it.from, outcome, refused.Reason), nil
 	}
-	r := reply{from: it.from, Outcome: outcome, Base: &res.BaseOffset, Last: &res.LastOffset}
-	return r, nil
+	return reply{from: it.from, Outcome: outcome, Base: &res.BaseOffset, Last: &res.LastOffset}, nil
+}
+
+// replyOutcome is the first word of the reply to an append of outcome
+// o; not ok for a failure, which is an error, not a reply.
+func replyOutcome(o metrics.Outcome) (word string, ok bool) {
+	switch o {
+	case metrics.OutcomeOK:
+		return outcomeOK, true
+	case metrics.OutcomeDuplicate:
+		return outcomeDuplicate, true
+	case metrics.OutcomeUnknownProducer, metrics.OutcomeOutOfOrder:
+		return outcomeOutOfOrder, true
+	case metrics.OutcomeFenced:
+		return outcomeFenced, true
+	case metrics.OutcomeFailed, metrics.OutcomeUnknownTopic:
+		return "", false
+	}
+	return outcomeInvalid, true // invalid, too large, a plain batch in an open transaction
 }
 
 // argsSource yields the one batch of the flags and arguments.
