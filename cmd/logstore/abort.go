@@ -106,7 +106,7 @@ func runAbort(o *abortOptions) (err error) {
 	case o.producerID < 0:
 		return fmt.Errorf("--producer-id %d: must be 0 or more", o.producerID)
 	}
-	store, p, err := o.openExisting(context.Background())
+	store, p, err := o.open(context.Background(), true)
 	if err != nil {
 		return err
 	}
@@ -145,33 +145,6 @@ func runAbort(o *abortOptions) (err error) {
 		return fmt.Errorf("writing the result (the marker is written): %w", err)
 	}
 	return nil
-}
-
-// openExisting is partitionFlags.open for a partition that must exist
-// when the store is open: a missing one is an error wrapping
-// logstore.ErrNoPartition, and no directory is made.
-func (pf *partitionFlags) openExisting(ctx context.Context) (*logstore.Store, *logstore.Partition, error) {
-	var opts logstore.Options
-	if err := pf.store.apply(&opts); err != nil {
-		return nil, nil, err
-	}
-	id := logstore.PartitionID{Topic: pf.topic, Partition: pf.partition}
-	if err := id.Validate(); err != nil {
-		return nil, nil, err
-	}
-	if err := existingStoreDir(pf.dir); err != nil {
-		return nil, nil, err
-	}
-	opts.LockTimeout = storeDuration(pf.lockTimeout)
-	store, err := openStoreUntil(ctx, pf.dir, opts)
-	if err != nil {
-		return nil, nil, err
-	}
-	p, err := store.ExistingPartition(pf.topic, pf.partition)
-	if err != nil {
-		return nil, nil, errors.Join(err, store.Close()) // names the store and the partition
-	}
-	return store, p, nil
 }
 
 // checkNoCoordinatorTxn refuses when the store's transaction coordinator

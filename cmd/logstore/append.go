@@ -47,9 +47,7 @@ const (
 // appendOptions holds the flags of `logstore append` and what complete
 // derives from them.
 type appendOptions struct {
-	dir           string
-	topic         string
-	partition     int32
+	partitionFlags // --dir, --topic, --partition, --lock-timeout, the store's flags
 	producerID    int64
 	producerEpoch int16
 	baseSequence  int32
@@ -64,8 +62,6 @@ type appendOptions struct {
 	segmentBytes  int64
 	sync          string
 	syncInterval  time.Duration
-	lockTimeout   time.Duration
-	store         storeFlags
 	values        []string // the arguments: one record value each
 
 	// Derived by complete.
@@ -78,13 +74,8 @@ type appendOptions struct {
 }
 
 func newAppendCommand() *cobra.Command {
-	dir := defaultAppendDir
-	if d := os.Getenv(envStoreDir); d != "" {
-		dir = d
-	}
 	opts := &appendOptions{
-		dir:           dir,
-		topic:         defaultAppendTopic,
+		partitionFlags: newPartitionFlags(),
 		producerID:    recordbatch.NoProducerID,
 		producerEpoch: recordbatch.NoProducerEpoch,
 		baseSequence:  recordbatch.NoSequence,
@@ -92,7 +83,6 @@ func newAppendCommand() *cobra.Command {
 		segmentBytes:  segment.DefaultSegmentBytes,
 		sync:          "always",
 		syncInterval:  defaultSyncInterval,
-		lockTimeout:   defaultAppendLockTimeout,
 	}
 	cmd := &cobra.Command{
 		Use:   "append [flags] VALUE... | --input FILE | --from-log FILE.log",
@@ -201,7 +191,7 @@ lost, and the next open recovers the store as after a crash.`,
 	}
 	f := cmd.Flags()
 	f.SortFlags = false
-	f.StringVar(&opts.dir, "dir", opts.dir, "store directory `DIR`, or $"+envStoreDir+" when set")
+	addDirFlag(f, &opts.dir)
 	f.StringVar(&opts.topic, "topic", opts.topic, "`TOPIC` to append to")
 	f.Int32Var(&opts.partition, "partition", 0, "partition to append to")
 	f.Int64Var(&opts.producerID, "producer-id", opts.producerID, "producer id of the batch; -1 for none")
@@ -218,7 +208,7 @@ lost, and the next open recovers the store as after a crash.`,
 	f.Int64Var(&opts.segmentBytes, "segment-bytes", opts.segmentBytes, "roll to a new segment file at this size (small values allowed)")
 	f.StringVar(&opts.sync, "sync", opts.sync, "when appends are fsynced: always (before each reply), interval, or never (only at exit)")
 	f.DurationVar(&opts.syncInterval, "sync-interval", opts.syncInterval, "fsync period of --sync interval")
-	f.DurationVar(&opts.lockTimeout, "lock-timeout", opts.lockTimeout, "how long to wait while another process holds the store; 0 fails at once")
+	addLockTimeoutFlag(f, &opts.lockTimeout)
 	opts.store.addTo(cmd)
 	return cmd
 }

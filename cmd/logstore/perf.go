@@ -384,7 +384,7 @@ func runPerfConsume(ctx context.Context, o *perfConsumeOptions) (err error) {
 	if o.maxBytes <= 0 || o.maxBytes > maxPerfReadBytes {
 		return fmt.Errorf("--max-bytes %d: must be from 1 to %d", o.maxBytes, maxPerfReadBytes)
 	}
-	store, p, err := o.open(ctx, logstore.Options{})
+	store, p, err := o.open(ctx, false)
 	if err != nil {
 		return err
 	}

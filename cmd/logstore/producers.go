@@ -14,7 +14,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/logstore/logstore"
 	"github.com/logstore/logstore/producerstate"
 	"github.com/logstore/logstore/recordbatch"
 	"github.com/logstore/logstore/txncoord"
@@ -105,7 +104,7 @@ that cannot be read (damaged, or held by a running server).`,
 }
 
 func runProducers(o *producersOptions) (err error) {
-	store, p, err := o.open(context.Background(), logstore.Options{})
+	store, p, err := o.open(context.Background(), false)
 	if err != nil {
 		return err
 	}
