@@ -48,21 +48,21 @@ const (
 // derives from them.
 type appendOptions struct {
 	partitionFlags // --dir, --topic, --partition, --lock-timeout, the store's flags
-	producerID    int64
-	producerEpoch int16
-	baseSequence  int32
-	key           string
-	headers       []string
-	timestamp     int64
-	compression   string
-	transactional bool
-	input         string
-	fromLog       string
-	json          bool
-	segmentBytes  int64
-	sync          string
-	syncInterval  time.Duration
-	values        []string // the arguments: one record value each
+	producerID     int64
+	producerEpoch  int16
+	baseSequence   int32
+	key            string
+	headers        []string
+	timestamp      int64
+	compression    string
+	transactional  bool
+	input          string
+	fromLog        string
+	json           bool
+	segmentBytes   int64
+	sync           string
+	syncInterval   time.Duration
+	values         []string // the arguments: one record value each
 
 	// Derived by complete.
 	storeOpts logstore.Options
@@ -76,13 +76,13 @@ type appendOptions struct {
 func newAppendCommand() *cobra.Command {
 	opts := &appendOptions{
 		partitionFlags: newPartitionFlags(),
-		producerID:    recordbatch.NoProducerID,
-		producerEpoch: recordbatch.NoProducerEpoch,
-		baseSequence:  recordbatch.NoSequence,
-		compression:   recordbatch.CodecNone.String(),
-		segmentBytes:  segment.DefaultSegmentBytes,
-		sync:          "always",
-		syncInterval:  defaultSyncInterval,
+		producerID:     recordbatch.NoProducerID,
+		producerEpoch:  recordbatch.NoProducerEpoch,
+		baseSequence:   recordbatch.NoSequence,
+		compression:    recordbatch.CodecNone.String(),
+		segmentBytes:   segment.DefaultSegmentBytes,
+		sync:           "always",
+		syncInterval:   defaultSyncInterval,
 	}
 	cmd := &cobra.Command{
 		Use:   "append [flags] VALUE... | --input FILE | --from-log FILE.log",

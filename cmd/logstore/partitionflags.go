@@ -178,7 +178,6 @@ func startingOffset(p *logstore.Partition, flag string, off int64, set bool) (in
 	return off, nil
 }
 
-
 // checkPartitionFlags checks --topic and --partition by Kafka's rules
 // before anything is created, and names the flag that is wrong.
 func checkPartitionFlags(topic string, partition int32) error {

@@ -171,4 +171,3 @@ func wireOffsets(ctx context.Context, cl *kgo.Client, group string) ([]GroupOffs
 	})
 	return offs, nil
 }
-
