@@ -5,13 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/logstore/logstore"
+	"github.com/logstore/logstore/internal/inspect"
 	"github.com/logstore/logstore/producerstate"
 	"github.com/logstore/logstore/txncoord"
 )
@@ -155,10 +153,7 @@ func runAbort(o *abortOptions) (err error) {
 // written here would not do (the producer could then take the old
 // decision on file for its own).
 func checkNoCoordinatorTxn(dir string, id logstore.PartitionID, pid int64) error {
-	if _, err := os.Stat(filepath.Join(dir, txncoord.FileName)); errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	txns, err := txncoord.Read(dir, producersTxnTimeout)
+	txns, err := inspect.CoordinatorTransactions(dir, producersTxnTimeout)
 	if err != nil {
 		return err
 	}
