@@ -2,22 +2,20 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/logstore/logstore"
+	"github.com/logstore/logstore/internal/appender"
 	"github.com/logstore/logstore/internal/jsonl"
 	"github.com/logstore/logstore/internal/shutdown"
-	"github.com/logstore/logstore/metrics"
 	"github.com/logstore/logstore/recordbatch"
 	"github.com/logstore/logstore/segment"
 )
@@ -34,15 +32,6 @@ const (
 // errRefused marks a run in which the store refused at least one batch
 // (OUT_OF_ORDER, FENCED or INVALID): exit status 3.
 var errRefused = errors.New("refused")
-
-// Reply outcomes: the first word of each reply line.
-const (
-	outcomeOK         = "OK"
-	outcomeDuplicate  = "DUPLICATE"
-	outcomeOutOfOrder = "OUT_OF_ORDER"
-	outcomeFenced     = "FENCED"
-	outcomeInvalid    = "INVALID"
-)
 
 // appendOptions holds the flags of `logstore append` and what complete
 // derives from them.
@@ -345,327 +334,59 @@ func (o *appendOptions) completeBatch(keySet bool, ts int64, codec recordbatch.C
 // next batch: the batch in flight is answered, the store closed, and the
 // error wraps the interruption and says what was not sent.
 func runAppend(ctx context.Context, o *appendOptions) error {
-	var src batchSource
+	var src appender.Source
 	switch {
 	case o.input == "-":
-		src = &lineSource{lines: jsonl.NewLineReader(o.stdin), defaults: o.defaults, name: "stdin"}
+		src = appender.Lines(o.stdin, "stdin", o.defaults)
 	case o.input != "":
 		file, err := os.Open(o.input)
 		if err != nil {
 			return fmt.Errorf("--input: %w", err)
 		}
 		defer file.Close()
-		src = &lineSource{lines: jsonl.NewLineReader(file), defaults: o.defaults, name: o.input}
+		src = appender.Lines(file, o.input, o.defaults)
 	case o.fromLog != "":
 		file, err := os.Open(o.fromLog)
 		if err != nil {
 			return fmt.Errorf("--from-log: %w", err)
 		}
 		defer file.Close()
-		src = newLogSource(file, o.fromLog, o.topic, o.partition)
+		src = appender.Log(file, o.fromLog, o.topic, o.partition)
 	default:
-		src = &argsSource{spec: o.batch}
+		src = appender.Args(o.batch)
 	}
 
-	a := &appender{out: &replyWriter{w: o.stdout, json: o.json}}
+	a := appender.New(o.stdout, o.json)
 	store, err := openStoreUntil(ctx, o.dir, o.storeOpts)
 	if err != nil {
 		if stop := interruption(ctx); stop != nil {
-			return a.interruptedAppend(stop, src, false)
+			return fmt.Errorf("%w: %s", stop, a.Unsent(src))
 		}
 		return err
 	}
-	a.store = store
-	sendErr := a.sendAll(ctx, src)
+	sendErr := a.SendAll(ctx, store, src)
 	// Close syncs what --sync left unsynced: a failure there is an I/O
 	// error (status 1), whatever the replies said.
 	closeErr := store.Close()
 	if stop := interruption(ctx); stop != nil {
-		return errors.Join(a.interruptedAppend(stop, src, closeErr == nil), sendErr, closeErr)
+		unsent := a.Unsent(src)
+		if closeErr == nil {
+			unsent += "; the store was closed cleanly"
+		}
+		return errors.Join(fmt.Errorf("%w: %s", stop, unsent), sendErr, closeErr)
 	}
 	if closeErr != nil {
 		return errors.Join(sendErr, closeErr)
 	}
+	total, refused := a.Counts()
 	switch {
 	case sendErr != nil:
 		return sendErr
-	case a.out.refused > 0 && a.out.total == 1:
+	case refused > 0 && total == 1:
 		return fmt.Errorf("the batch was %w", errRefused)
-	case a.out.refused > 0:
-		return fmt.Errorf("%d of %d batches %w", a.out.refused, a.out.total, errRefused)
+	case refused > 0:
+		return fmt.Errorf("%d of %d batches %w", refused, total, errRefused)
 	}
 	return nil
 }
 
-// --- sending ---
-
-// origin says where a batch came from, for its reply: a line of --input,
-// a batch of --from-log, or neither.
-type origin struct {
-	line     int   // line number of --input, from 1
-	batch    int   // ordinal in --from-log, from 1
-	position int64 // byte position in --from-log
-	next     int64 // byte position of the next batch in --from-log
-}
-
-// item is one batch to send, or a refusal decided before sending.
-type item struct {
-	from      origin
-	topic     string
-	partition int32
-	batch     []byte
-	invalid   string // non-empty: refused with this reason, not sent
-}
-
-// batchSource yields the batches of one run. next returns io.EOF at the
-// end; its other errors end the run (exit status 1). The item's batch is
-// valid until the next call.
-type batchSource interface {
-	next() (item, error)
-}
-
-// appender sends batches to the store and prints the replies.
-type appender struct {
-	store *logstore.Store
-	out   *replyWriter
-	last  origin // of the last batch answered
-	eof   bool   // the source ended: every batch was answered
-}
-
-// sendAll sends the batches of src until it ends, an error, or ctx is
-// done; then it takes no more input (the batch in flight is answered
-// first) and returns nil.
-func (a *appender) sendAll(ctx context.Context, src batchSource) error {
-	f := startFeed(src)
-	defer f.stop()
-	for ctx.Err() == nil {
-		it, err, ok := f.next(ctx)
-		if !ok {
-			return nil
-		}
-		if err == io.EOF {
-			a.eof = true
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		r := refusal(it.from, outcomeInvalid, it.invalid)
-		if it.invalid == "" {
-			if r, err = a.send(it); err != nil {
-				return err
-			}
-		}
-		if err := a.out.write(r); err != nil {
-			return err
-		}
-		a.last = it.from
-	}
-	return nil
-}
-
-// send appends one batch and turns the store's answer into a reply.
-// Errors other than refusals are returned.
-func (a *appender) send(it item) (reply, error) {
-	if it.from.line > 0 {
-		// The line may name a partition Kafka would not accept.
-		if err := (logstore.PartitionID{Topic: it.topic, Partition: it.partition}).Validate(); err != nil {
-			return refusal(it.from, outcomeInvalid, err.Error()), nil
-		}
-	}
-	p, err := a.store.Partition(it.topic, it.partition)
-	if err != nil {
-		if it.from.line > 0 && !errors.Is(err, logstore.ErrClosed) {
-			// Its partition alone cannot be opened (a directory name too
-			// long for the filesystem, a damaged partition): the other
-			// lines may still be sent.
-			return refusal(it.from, outcomeInvalid, partitionOpenRefusal(it.topic, it.partition, err)), nil
-		}
-		return reply{}, err
-	}
-	res, err := p.Append(it.batch)
-	outcome, ok := replyOutcome(metrics.OutcomeOf(res, err))
-	if !ok {
-		return reply{}, err
-	}
-	if refused := (*logstore.RefusedError)(nil); errors.As(err, &refused) {
-		return refusal(it.from, outcome, refused.Reason), nil
-	}
-	return reply{from: it.from, Outcome: outcome, Base: &res.BaseOffset, Last: &res.LastOffset}, nil
-}
-
-// replyOutcome is the first word of the reply to an append of outcome
-// o; not ok for a failure, which is an error, not a reply.
-func replyOutcome(o metrics.Outcome) (word string, ok bool) {
-	switch o {
-	case metrics.OutcomeOK:
-		return outcomeOK, true
-	case metrics.OutcomeDuplicate:
-		return outcomeDuplicate, true
-	case metrics.OutcomeUnknownProducer, metrics.OutcomeOutOfOrder:
-		return outcomeOutOfOrder, true
-	case metrics.OutcomeFenced:
-		return outcomeFenced, true
-	case metrics.OutcomeFailed, metrics.OutcomeUnknownTopic:
-		return "", false
-	}
-	return outcomeInvalid, true // invalid, too large, a plain batch in an open transaction
-}
-
-// argsSource yields the one batch of the flags and arguments.
-type argsSource struct {
-	spec *jsonl.Batch
-	done bool
-}
-
-func (s *argsSource) next() (item, error) {
-	if s.done {
-		return item{}, io.EOF
-	}
-	s.done = true
-	var bld recordbatch.Builder
-	b, err := s.spec.Build(&bld, nil)
-	if err != nil {
-		return item{}, err
-	}
-	return item{topic: s.spec.Topic, partition: s.spec.Partition, batch: b}, nil
-}
-
-// lineSource yields the batches of JSON Lines input.
-type lineSource struct {
-	lines    *jsonl.LineReader
-	defaults jsonl.Defaults
-	name     string
-	bld      recordbatch.Builder
-	buf      []byte
-}
-
-func (s *lineSource) next() (item, error) {
-	for {
-		line, tooLong, err := s.lines.Next()
-		if err == io.EOF {
-			return item{}, io.EOF
-		}
-		if err != nil {
-			return item{}, fmt.Errorf("--input %s: line %d: %w", s.name, s.lines.Line()+1, err)
-		}
-		from := origin{line: s.lines.Line()}
-		if tooLong {
-			return item{from: from, invalid: fmt.Sprintf("the line is longer than %d bytes", jsonl.MaxLineBytes)}, nil
-		}
-		if jsonl.IsBlank(line) {
-			continue
-		}
-		spec, err := jsonl.ParseLine(line, s.defaults, &s.bld)
-		if err != nil {
-			return item{from: from, invalid: err.Error()}, nil
-		}
-		s.buf, err = spec.Build(&s.bld, s.buf[:0])
-		if err != nil {
-			return item{from: from, invalid: err.Error()}, nil
-		}
-		return item{from: from, topic: spec.Topic, partition: spec.Partition, batch: s.buf}, nil
-	}
-}
-
-// logSource yields the batches of a segment file (see
-// segment.StreamReader).
-type logSource struct {
-	batches   *segment.StreamReader
-	name      string
-	topic     string
-	partition int32
-}
-
-func newLogSource(r io.Reader, name, topic string, partition int32) *logSource {
-	return &logSource{batches: segment.NewStreamReader(r, name), name: name, topic: topic, partition: partition}
-}
-
-func (s *logSource) next() (item, error) {
-	b, err := s.batches.Next()
-	if se := (*segment.StreamError)(nil); errors.As(err, &se) {
-		return item{}, fmt.Errorf("--from-log %s: position %d: %w", s.name, se.Offset, se.Err)
-	} else if err != nil {
-		return item{}, err // io.EOF
-	}
-	from := origin{batch: b.N, position: b.Pos, next: b.Pos + b.Size}
-	if b.Data == nil {
-		return item{from: from, invalid: fmt.Sprintf("batch of %d bytes is larger than the store's limit of %d", b.Size, segment.DefaultMaxBatchBytes)}, nil
-	}
-	return item{from: from, topic: s.topic, partition: s.partition, batch: b.Data}, nil
-}
-
-// --- replies ---
-
-// reply is one reply line. Its exported fields are the --json object.
-type reply struct {
-	from origin
-
-	Line     int    `json:"line,omitempty"`
-	Batch    int    `json:"batch,omitempty"`
-	Position *int64 `json:"position,omitempty"`
-	Outcome  string `json:"outcome"`
-	Base     *int64 `json:"base,omitempty"`
-	Last     *int64 `json:"last,omitempty"`
-	Reason   string `json:"reason,omitempty"`
-}
-
-func refusal(from origin, outcome, reason string) reply {
-	if reason == "" {
-		reason = "no reason given"
-	}
-	return reply{from: from, Outcome: outcome, Reason: reason}
-}
-
-// text is the reply line without its newline. An INVALID reply says
-// which line or batch of the input it refers to.
-func (r *reply) text() string {
-	switch r.Outcome {
-	case outcomeOK, outcomeDuplicate:
-		return fmt.Sprintf("%s base=%d last=%d", r.Outcome, *r.Base, *r.Last)
-	}
-	where := ""
-	if r.Outcome == outcomeInvalid {
-		switch {
-		case r.from.line > 0:
-			where = "line " + strconv.Itoa(r.from.line) + ": "
-		case r.from.batch > 0:
-			where = fmt.Sprintf("batch %d at position %d: ", r.from.batch, r.from.position)
-		}
-	}
-	return r.Outcome + " " + where + r.Reason
-}
-
-// replyWriter prints replies, each with one Write so that it reaches the
-// reader at once, and counts them.
-type replyWriter struct {
-	w       io.Writer
-	json    bool
-	total   int
-	refused int
-}
-
-func (rw *replyWriter) write(r reply) error {
-	rw.total++
-	if r.Outcome != outcomeOK && r.Outcome != outcomeDuplicate {
-		rw.refused++
-	}
-	var line []byte
-	if rw.json {
-		r.Line, r.Batch = r.from.line, r.from.batch
-		if r.from.batch > 0 {
-			r.Position = &r.from.position
-		}
-		b, err := json.Marshal(&r)
-		if err != nil {
-			return err
-		}
-		line = append(b, '\n')
-	} else {
-		line = []byte(r.text() + "\n")
-	}
-	if _, err := rw.w.Write(line); err != nil {
-		return fmt.Errorf("writing the reply: %w", err)
-	}
-	return nil
-}
