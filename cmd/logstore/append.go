@@ -389,4 +389,3 @@ func runAppend(ctx context.Context, o *appendOptions) error {
 	}
 	return nil
 }
-

@@ -53,4 +53,3 @@ func openStoreUntil(ctx context.Context, dir string, opts logstore.Options) (*lo
 	}
 	return s, err
 }
-
