@@ -105,7 +105,10 @@
 //   - Every reader frames batches in a file with recordbatch.NextFrame,
 //     Kafka's file-iteration rules: 17 bytes or fewer left, or a batch
 //     running past the end, is a torn tail; a length field below 14 is
-//     corruption nothing can be read past.
+//     corruption nothing can be read past. StreamReader (stream.go)
+//     frames a segment read from an io.Reader the same way (a stream
+//     of unknown length, whose end is found by reading), for a file
+//     outside any Log, such as `logstore append --from-log`.
 //   - A failed write or sync poisons the Log: every later call returns
 //     an error matching ErrPoisoned, since the page cache may have dropped
 //     the data. Close then leaves no clean mark, so the next Open recovers.

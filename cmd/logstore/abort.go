@@ -5,13 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/logstore/logstore"
+	"github.com/logstore/logstore/internal/inspect"
 	"github.com/logstore/logstore/producerstate"
 	"github.com/logstore/logstore/txncoord"
 )
@@ -106,7 +104,7 @@ func runAbort(o *abortOptions) (err error) {
 	case o.producerID < 0:
 		return fmt.Errorf("--producer-id %d: must be 0 or more", o.producerID)
 	}
-	store, p, err := o.openExisting(context.Background())
+	store, p, err := o.open(context.Background(), true)
 	if err != nil {
 		return err
 	}
@@ -147,33 +145,6 @@ func runAbort(o *abortOptions) (err error) {
 	return nil
 }
 
-// openExisting is partitionFlags.open for a partition that must exist
-// when the store is open: a missing one is an error wrapping
-// logstore.ErrNoPartition, and no directory is made.
-func (pf *partitionFlags) openExisting(ctx context.Context) (*logstore.Store, *logstore.Partition, error) {
-	var opts logstore.Options
-	if err := pf.store.apply(&opts); err != nil {
-		return nil, nil, err
-	}
-	id := logstore.PartitionID{Topic: pf.topic, Partition: pf.partition}
-	if err := id.Validate(); err != nil {
-		return nil, nil, err
-	}
-	if err := existingStoreDir(pf.dir); err != nil {
-		return nil, nil, err
-	}
-	opts.LockTimeout = storeDuration(pf.lockTimeout)
-	store, err := openStoreUntil(ctx, pf.dir, opts)
-	if err != nil {
-		return nil, nil, err
-	}
-	p, err := store.ExistingPartition(pf.topic, pf.partition)
-	if err != nil {
-		return nil, nil, errors.Join(err, store.Close()) // names the store and the partition
-	}
-	return store, p, nil
-}
-
 // checkNoCoordinatorTxn refuses when the store's transaction coordinator
 // (DIR/transactions.db; none is no refusal) maps a transactional id to
 // producer id pid: the coordinator ends that producer's transactions. It
@@ -182,10 +153,7 @@ func (pf *partitionFlags) openExisting(ctx context.Context) (*logstore.Store, *l
 // written here would not do (the producer could then take the old
 // decision on file for its own).
 func checkNoCoordinatorTxn(dir string, id logstore.PartitionID, pid int64) error {
-	if _, err := os.Stat(filepath.Join(dir, txncoord.FileName)); errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	txns, err := txncoord.Read(dir, producersTxnTimeout)
+	txns, err := inspect.CoordinatorTransactions(dir, producersTxnTimeout)
 	if err != nil {
 		return err
 	}

@@ -2,19 +2,19 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/logstore/logstore"
+	"github.com/logstore/logstore/internal/appender"
+	"github.com/logstore/logstore/internal/jsonl"
 	"github.com/logstore/logstore/internal/shutdown"
 	"github.com/logstore/logstore/recordbatch"
 	"github.com/logstore/logstore/segment"
@@ -33,64 +33,45 @@ const (
 // (OUT_OF_ORDER, FENCED or INVALID): exit status 3.
 var errRefused = errors.New("refused")
 
-// Reply outcomes: the first word of each reply line.
-const (
-	outcomeOK         = "OK"
-	outcomeDuplicate  = "DUPLICATE"
-	outcomeOutOfOrder = "OUT_OF_ORDER"
-	outcomeFenced     = "FENCED"
-	outcomeInvalid    = "INVALID"
-)
-
 // appendOptions holds the flags of `logstore append` and what complete
 // derives from them.
 type appendOptions struct {
-	dir           string
-	topic         string
-	partition     int32
-	producerID    int64
-	producerEpoch int16
-	baseSequence  int32
-	key           string
-	headers       []string
-	timestamp     int64
-	compression   string
-	transactional bool
-	input         string
-	fromLog       string
-	json          bool
-	segmentBytes  int64
-	sync          string
-	syncInterval  time.Duration
-	lockTimeout   time.Duration
-	store         storeFlags
-	values        []string // the arguments: one record value each
+	partitionFlags // --dir, --topic, --partition, --lock-timeout, the store's flags
+	producerID     int64
+	producerEpoch  int16
+	baseSequence   int32
+	key            string
+	headers        []string
+	timestamp      int64
+	compression    string
+	transactional  bool
+	input          string
+	fromLog        string
+	json           bool
+	segmentBytes   int64
+	sync           string
+	syncInterval   time.Duration
+	values         []string // the arguments: one record value each
 
 	// Derived by complete.
 	storeOpts logstore.Options
-	defaults  lineDefaults
-	batch     *batchSpec // the batch of flags and arguments, when neither --input nor --from-log
+	defaults  jsonl.Defaults
+	batch     *jsonl.Batch // the batch of flags and arguments, when neither --input nor --from-log
 
 	stdin  io.Reader
 	stdout io.Writer
 }
 
 func newAppendCommand() *cobra.Command {
-	dir := defaultAppendDir
-	if d := os.Getenv(envStoreDir); d != "" {
-		dir = d
-	}
 	opts := &appendOptions{
-		dir:           dir,
-		topic:         defaultAppendTopic,
-		producerID:    recordbatch.NoProducerID,
-		producerEpoch: recordbatch.NoProducerEpoch,
-		baseSequence:  recordbatch.NoSequence,
-		compression:   recordbatch.CodecNone.String(),
-		segmentBytes:  segment.DefaultSegmentBytes,
-		sync:          "always",
-		syncInterval:  defaultSyncInterval,
-		lockTimeout:   defaultAppendLockTimeout,
+		partitionFlags: newPartitionFlags(),
+		producerID:     recordbatch.NoProducerID,
+		producerEpoch:  recordbatch.NoProducerEpoch,
+		baseSequence:   recordbatch.NoSequence,
+		compression:    recordbatch.CodecNone.String(),
+		segmentBytes:   segment.DefaultSegmentBytes,
+		sync:           "always",
+		syncInterval:   defaultSyncInterval,
 	}
 	cmd := &cobra.Command{
 		Use:   "append [flags] VALUE... | --input FILE | --from-log FILE.log",
@@ -131,8 +112,10 @@ sequence.
   header value; header keys are required. "key", "value" and header
   "value" are UTF-8 text; for binary data give "keyBase64" or
   "valueBase64" instead (standard base64, with padding), e.g.
-  {"valueBase64":"AP8Q"} is the three bytes 00 ff 10. Unknown fields are
-  refused. A line that cannot become a batch (invalid JSON, no records,
+  {"valueBase64":"AP8Q"} is the three bytes 00 ff 10; a header key may
+  be "keyBase64" too. A line may also be one record object, with no
+  batch field: a line of read --json is appended as it is (its "offset"
+  and "timestampType" are not kept). Unknown fields are refused. A line that cannot become a batch (invalid JSON, no records,
   an unknown codec, a producer id without a base sequence, ...) gets
   "INVALID line N: <reason>", and the lines after it are still sent; so
   does a line whose partition cannot be opened (e.g. a directory name
@@ -197,7 +180,7 @@ lost, and the next open recovers the store as after a crash.`,
 	}
 	f := cmd.Flags()
 	f.SortFlags = false
-	f.StringVar(&opts.dir, "dir", opts.dir, "store directory `DIR`, or $"+envStoreDir+" when set")
+	addDirFlag(f, &opts.dir)
 	f.StringVar(&opts.topic, "topic", opts.topic, "`TOPIC` to append to")
 	f.Int32Var(&opts.partition, "partition", 0, "partition to append to")
 	f.Int64Var(&opts.producerID, "producer-id", opts.producerID, "producer id of the batch; -1 for none")
@@ -214,7 +197,7 @@ lost, and the next open recovers the store as after a crash.`,
 	f.Int64Var(&opts.segmentBytes, "segment-bytes", opts.segmentBytes, "roll to a new segment file at this size (small values allowed)")
 	f.StringVar(&opts.sync, "sync", opts.sync, "when appends are fsynced: always (before each reply), interval, or never (only at exit)")
 	f.DurationVar(&opts.syncInterval, "sync-interval", opts.syncInterval, "fsync period of --sync interval")
-	f.DurationVar(&opts.lockTimeout, "lock-timeout", opts.lockTimeout, "how long to wait while another process holds the store; 0 fails at once")
+	addLockTimeoutFlag(f, &opts.lockTimeout)
 	opts.store.addTo(cmd)
 	return cmd
 }
@@ -261,18 +244,18 @@ func (o *appendOptions) complete(cmd *cobra.Command, args []string) error {
 	}
 	o.values = args
 
-	codec, err := parseCodecName(o.compression)
+	codec, err := jsonl.ParseCodec(o.compression)
 	if err != nil {
 		return fmt.Errorf("--compression: %w", err)
 	}
 	ts := time.Now().UnixMilli()
 	if f.Changed("timestamp") {
-		if err := checkTimestamp(o.timestamp); err != nil {
+		if err := jsonl.CheckTimestamp(o.timestamp); err != nil {
 			return fmt.Errorf("--timestamp: %w", err)
 		}
 		ts = o.timestamp
 	}
-	o.defaults = lineDefaults{topic: o.topic, partition: o.partition, codec: codec, timestamp: ts}
+	o.defaults = jsonl.Defaults{Topic: o.topic, Partition: o.partition, Codec: codec, Timestamp: ts}
 
 	if o.storeOpts, err = o.storeOptions(f.Changed("sync-interval")); err != nil {
 		return err
@@ -328,17 +311,17 @@ func (o *appendOptions) completeBatch(keySet bool, ts int64, codec recordbatch.C
 		}
 		headers = append(headers, recordbatch.RecordHeader{Key: []byte(k), Value: []byte(v)})
 	}
-	s := &batchSpec{
-		topic:         o.topic,
-		partition:     o.partition,
-		producerID:    o.producerID,
-		producerEpoch: o.producerEpoch,
-		baseSequence:  o.baseSequence,
-		codec:         codec,
-		transactional: o.transactional,
+	s := &jsonl.Batch{
+		Topic:         o.topic,
+		Partition:     o.partition,
+		ProducerID:    o.producerID,
+		ProducerEpoch: o.producerEpoch,
+		BaseSequence:  o.baseSequence,
+		Codec:         codec,
+		Transactional: o.transactional,
 	}
 	for _, v := range o.values {
-		s.records = append(s.records, recordSpec{timestamp: ts, key: key, value: []byte(v), headers: headers})
+		s.Records = append(s.Records, jsonl.Record{Timestamp: ts, Key: key, Value: []byte(v), Headers: headers})
 	}
 	o.batch = s
 	return nil
@@ -351,365 +334,58 @@ func (o *appendOptions) completeBatch(keySet bool, ts int64, codec recordbatch.C
 // next batch: the batch in flight is answered, the store closed, and the
 // error wraps the interruption and says what was not sent.
 func runAppend(ctx context.Context, o *appendOptions) error {
-	var src batchSource
+	var src appender.Source
 	switch {
 	case o.input == "-":
-		src = &lineSource{lines: newLineReader(o.stdin), defaults: o.defaults, name: "stdin"}
+		src = appender.Lines(o.stdin, "stdin", o.defaults)
 	case o.input != "":
 		file, err := os.Open(o.input)
 		if err != nil {
 			return fmt.Errorf("--input: %w", err)
 		}
 		defer file.Close()
-		src = &lineSource{lines: newLineReader(file), defaults: o.defaults, name: o.input}
+		src = appender.Lines(file, o.input, o.defaults)
 	case o.fromLog != "":
 		file, err := os.Open(o.fromLog)
 		if err != nil {
 			return fmt.Errorf("--from-log: %w", err)
 		}
 		defer file.Close()
-		src = newLogSource(file, o.fromLog, o.topic, o.partition)
+		src = appender.Log(file, o.fromLog, o.topic, o.partition)
 	default:
-		src = &argsSource{spec: o.batch}
+		src = appender.Args(o.batch)
 	}
 
-	a := &appender{out: &replyWriter{w: o.stdout, json: o.json}}
+	a := appender.New(o.stdout, o.json)
 	store, err := openStoreUntil(ctx, o.dir, o.storeOpts)
 	if err != nil {
 		if stop := interruption(ctx); stop != nil {
-			return a.interruptedAppend(stop, src, false)
+			return fmt.Errorf("%w: %s", stop, a.Unsent(src))
 		}
 		return err
 	}
-	a.store = store
-	sendErr := a.sendAll(ctx, src)
+	sendErr := a.SendAll(ctx, store, src)
 	// Close syncs what --sync left unsynced: a failure there is an I/O
 	// error (status 1), whatever the replies said.
 	closeErr := store.Close()
 	if stop := interruption(ctx); stop != nil {
-		return errors.Join(a.interruptedAppend(stop, src, closeErr == nil), sendErr, closeErr)
+		unsent := a.Unsent(src)
+		if closeErr == nil {
+			unsent += "; the store was closed cleanly"
+		}
+		return errors.Join(fmt.Errorf("%w: %s", stop, unsent), sendErr, closeErr)
 	}
 	if closeErr != nil {
 		return errors.Join(sendErr, closeErr)
 	}
+	total, refused := a.Counts()
 	switch {
 	case sendErr != nil:
 		return sendErr
-	case a.out.refused > 0 && a.out.total == 1:
+	case refused > 0 && total == 1:
 		return fmt.Errorf("the batch was %w", errRefused)
-	case a.out.refused > 0:
-		return fmt.Errorf("%d of %d batches %w", a.out.refused, a.out.total, errRefused)
-	}
-	return nil
-}
-
-// --- sending ---
-
-// origin says where a batch came from, for its reply: a line of --input,
-// a batch of --from-log, or neither.
-type origin struct {
-	line     int   // line number of --input, from 1
-	batch    int   // ordinal in --from-log, from 1
-	position int64 // byte position in --from-log
-	next     int64 // byte position of the next batch in --from-log
-}
-
-// item is one batch to send, or a refusal decided before sending.
-type item struct {
-	from      origin
-	topic     string
-	partition int32
-	batch     []byte
-	invalid   string // non-empty: refused with this reason, not sent
-}
-
-// batchSource yields the batches of one run. next returns io.EOF at the
-// end; its other errors end the run (exit status 1). The item's batch is
-// valid until the next call.
-type batchSource interface {
-	next() (item, error)
-}
-
-// appender sends batches to the store and prints the replies.
-type appender struct {
-	store *logstore.Store
-	out   *replyWriter
-	last  origin // of the last batch answered
-	eof   bool   // the source ended: every batch was answered
-}
-
-// sendAll sends the batches of src until it ends, an error, or ctx is
-// done; then it takes no more input (the batch in flight is answered
-// first) and returns nil.
-func (a *appender) sendAll(ctx context.Context, src batchSource) error {
-	f := startFeed(src)
-	defer f.stop()
-	for ctx.Err() == nil {
-		it, err, ok := f.next(ctx)
-		if !ok {
-			return nil
-		}
-		if err == io.EOF {
-			a.eof = true
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		r := refusal(it.from, outcomeInvalid, it.invalid)
-		if it.invalid == "" {
-			if r, err = a.send(it); err != nil {
-				return err
-			}
-		}
-		if err := a.out.write(r); err != nil {
-			return err
-		}
-		a.last = it.from
-	}
-	return nil
-}
-
-// send appends one batch and turns the store's answer into a reply.
-// Errors other than refusals are returned.
-func (a *appender) send(it item) (reply, error) {
-	if it.from.line > 0 {
-		// The line may name a partition Kafka would not accept.
-		if err := (logstore.PartitionID{Topic: it.topic, Partition: it.partition}).Validate(); err != nil {
-			return refusal(it.from, outcomeInvalid, err.Error()), nil
-		}
-	}
-	p, err := a.store.Partition(it.topic, it.partition)
-	if err != nil {
-		if it.from.line > 0 && !errors.Is(err, logstore.ErrClosed) {
-			// Its partition alone cannot be opened (a directory name too
-			// long for the filesystem, a damaged partition): the other
-			// lines may still be sent.
-			return refusal(it.from, outcomeInvalid, partitionOpenRefusal(it.topic, it.partition, err)), nil
-		}
-		return reply{}, err
-	}
-	res, err := p.Append(it.batch)
-	var refused *logstore.RefusedError
-	outcome := outcomeOK
-	switch {
-	case err == nil && res.Duplicate:
-		outcome = outcomeDuplicate
-	case err == nil:
-	case !errors.As(err, &refused):
-		return reply{}, err
-	case errors.Is(err, logstore.ErrOutOfOrder):
-		outcome = outcomeOutOfOrder
-	case errors.Is(err, logstore.ErrFenced):
-		outcome = outcomeFenced
-	default:
-		outcome = outcomeInvalid
-	}
-	if refused != nil {
-		return refusal(it.from, outcome, refused.Reason), nil
-	}
-	r := reply{from: it.from, Outcome: outcome, Base: &res.BaseOffset, Last: &res.LastOffset}
-	return r, nil
-}
-
-// argsSource yields the one batch of the flags and arguments.
-type argsSource struct {
-	spec *batchSpec
-	done bool
-}
-
-func (s *argsSource) next() (item, error) {
-	if s.done {
-		return item{}, io.EOF
-	}
-	s.done = true
-	var bld recordbatch.Builder
-	b, err := s.spec.build(&bld, nil)
-	if err != nil {
-		return item{}, err
-	}
-	return item{topic: s.spec.topic, partition: s.spec.partition, batch: b}, nil
-}
-
-// lineSource yields the batches of JSON Lines input.
-type lineSource struct {
-	lines    *lineReader
-	defaults lineDefaults
-	name     string
-	bld      recordbatch.Builder
-	buf      []byte
-}
-
-func (s *lineSource) next() (item, error) {
-	for {
-		line, tooLong, err := s.lines.next()
-		if err == io.EOF {
-			return item{}, io.EOF
-		}
-		if err != nil {
-			return item{}, fmt.Errorf("--input %s: line %d: %w", s.name, s.lines.n+1, err)
-		}
-		from := origin{line: s.lines.n}
-		if tooLong {
-			return item{from: from, invalid: fmt.Sprintf("the line is longer than %d bytes", maxLineBytes)}, nil
-		}
-		if isBlank(line) {
-			continue
-		}
-		spec, err := parseLine(line, s.defaults, &s.bld)
-		if err != nil {
-			return item{from: from, invalid: err.Error()}, nil
-		}
-		s.buf, err = spec.build(&s.bld, s.buf[:0])
-		if err != nil {
-			return item{from: from, invalid: err.Error()}, nil
-		}
-		return item{from: from, topic: spec.topic, partition: spec.partition, batch: s.buf}, nil
-	}
-}
-
-// logSource yields the batches of a segment file, framed as Kafka frames
-// them (base offset, then length), one buffer for all.
-type logSource struct {
-	r         io.Reader
-	name      string
-	topic     string
-	partition int32
-	pos       int64
-	n         int
-	buf       []byte
-}
-
-func newLogSource(r io.Reader, name, topic string, partition int32) *logSource {
-	return &logSource{r: r, name: name, topic: topic, partition: partition}
-}
-
-func (s *logSource) next() (item, error) {
-	// Base offset, length, partition leader epoch and magic: what Kafka's
-	// FileLogInputStream reads before it trusts the rest.
-	var head [recordbatch.HeaderSizeUpToMagic]byte
-	n, err := io.ReadFull(s.r, head[:])
-	switch {
-	case err == io.EOF:
-		return item{}, io.EOF
-	case err == io.ErrUnexpectedEOF:
-		return item{}, fmt.Errorf("--from-log %s: position %d: the file ends inside a batch header (%d of %d bytes)", s.name, s.pos, n, len(head))
-	case err != nil:
-		return item{}, fmt.Errorf("--from-log %s: position %d: %w", s.name, s.pos, err)
-	}
-	// The end of a stream is found by reading: the rest of the batch
-	// below reports a batch that runs past it.
-	f, stop := recordbatch.NextFrame(head[:], math.MaxInt64)
-	if stop == recordbatch.FrameTooSmall {
-		return item{}, fmt.Errorf("--from-log %s: position %d: batch length %d is below the minimum %d: not a segment file, or corrupt here", s.name, s.pos, f.Length, recordbatch.MinRecordOverhead)
-	}
-	if magic := f.Magic; magic < 0 || magic > recordbatch.Magic {
-		return item{}, fmt.Errorf("--from-log %s: position %d: magic byte %d: not a record batch: not a segment file, or corrupt here", s.name, s.pos, magic)
-	}
-	s.n++
-	from := origin{batch: s.n, position: s.pos}
-	size := f.Size
-	if size > segment.DefaultMaxBatchBytes {
-		// Larger than any batch the store accepts: step over it rather
-		// than hold what the length field claims.
-		if _, err := io.CopyN(io.Discard, s.r, size-int64(len(head))); err != nil {
-			return item{}, s.shortBatch(size, err)
-		}
-		s.pos += size
-		from.next = s.pos
-		return item{from: from, invalid: fmt.Sprintf("batch of %d bytes is larger than the store's limit of %d", size, segment.DefaultMaxBatchBytes)}, nil
-	}
-	if int64(cap(s.buf)) < size {
-		s.buf = make([]byte, size)
-	}
-	s.buf = s.buf[:size]
-	copy(s.buf, head[:])
-	if _, err := io.ReadFull(s.r, s.buf[len(head):]); err != nil {
-		return item{}, s.shortBatch(size, err)
-	}
-	s.pos += size
-	from.next = s.pos
-	return item{from: from, topic: s.topic, partition: s.partition, batch: s.buf}, nil
-}
-
-func (s *logSource) shortBatch(size int64, err error) error {
-	if err == io.EOF || err == io.ErrUnexpectedEOF {
-		return fmt.Errorf("--from-log %s: position %d: the file ends inside a batch of %d bytes (a torn write?)", s.name, s.pos, size)
-	}
-	return fmt.Errorf("--from-log %s: position %d: %w", s.name, s.pos, err)
-}
-
-// --- replies ---
-
-// reply is one reply line. Its exported fields are the --json object.
-type reply struct {
-	from origin
-
-	Line     int    `json:"line,omitempty"`
-	Batch    int    `json:"batch,omitempty"`
-	Position *int64 `json:"position,omitempty"`
-	Outcome  string `json:"outcome"`
-	Base     *int64 `json:"base,omitempty"`
-	Last     *int64 `json:"last,omitempty"`
-	Reason   string `json:"reason,omitempty"`
-}
-
-func refusal(from origin, outcome, reason string) reply {
-	if reason == "" {
-		reason = "no reason given"
-	}
-	return reply{from: from, Outcome: outcome, Reason: reason}
-}
-
-// text is the reply line without its newline. An INVALID reply says
-// which line or batch of the input it refers to.
-func (r *reply) text() string {
-	switch r.Outcome {
-	case outcomeOK, outcomeDuplicate:
-		return fmt.Sprintf("%s base=%d last=%d", r.Outcome, *r.Base, *r.Last)
-	}
-	where := ""
-	if r.Outcome == outcomeInvalid {
-		switch {
-		case r.from.line > 0:
-			where = "line " + strconv.Itoa(r.from.line) + ": "
-		case r.from.batch > 0:
-			where = fmt.Sprintf("batch %d at position %d: ", r.from.batch, r.from.position)
-		}
-	}
-	return r.Outcome + " " + where + r.Reason
-}
-
-// replyWriter prints replies, each with one Write so that it reaches the
-// reader at once, and counts them.
-type replyWriter struct {
-	w       io.Writer
-	json    bool
-	total   int
-	refused int
-}
-
-func (rw *replyWriter) write(r reply) error {
-	rw.total++
-	if r.Outcome != outcomeOK && r.Outcome != outcomeDuplicate {
-		rw.refused++
-	}
-	var line []byte
-	if rw.json {
-		r.Line, r.Batch = r.from.line, r.from.batch
-		if r.from.batch > 0 {
-			r.Position = &r.from.position
-		}
-		b, err := json.Marshal(&r)
-		if err != nil {
-			return err
-		}
-		line = append(b, '\n')
-	} else {
-		line = []byte(r.text() + "\n")
-	}
-	if _, err := rw.w.Write(line); err != nil {
-		return fmt.Errorf("writing the reply: %w", err)
+	case refused > 0:
+		return fmt.Errorf("%d of %d batches %w", refused, total, errRefused)
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/logstore/logstore"
+	"github.com/logstore/logstore/internal/jsonl"
 	"github.com/logstore/logstore/internal/testutil"
 	"github.com/logstore/logstore/recordbatch"
 )
@@ -310,9 +311,9 @@ func TestAppendBadLines(t *testing.T) {
 func TestAppendLineTooLong(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	long := `{"records":[{"value":"` + strings.Repeat("x", maxLineBytes) + `"}]}`
+	long := `{"records":[{"value":"` + strings.Repeat("x", jsonl.MaxLineBytes) + `"}]}`
 	input := writeFile(t, "in.jsonl", long+"\r\n"+`{"records":[{"value":"ok"}]}`)
-	wantRun(t, fmt.Sprintf("INVALID line 1: the line is longer than %d bytes\nOK base=0 last=0\n", maxLineBytes), 3,
+	wantRun(t, fmt.Sprintf("INVALID line 1: the line is longer than %d bytes\nOK base=0 last=0\n", jsonl.MaxLineBytes), 3,
 		"append", "--dir", dir, "--input", input)
 }
 

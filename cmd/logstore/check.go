@@ -25,7 +25,7 @@ type checkOptions struct {
 }
 
 func newCheckCommand() *cobra.Command {
-	opts := &checkOptions{dir: newPartitionFlags().dir}
+	opts := &checkOptions{dir: defaultStoreDir()}
 	cmd := &cobra.Command{
 		Use:   "check [--dir DIR]",
 		Short: "Verify a whole store without changing it",
@@ -95,7 +95,7 @@ store directory, an I/O error, a locked snapshot file).`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.dir, "dir", opts.dir, "store directory `DIR`, or $"+envStoreDir+" when set")
+	addDirFlag(f, &opts.dir)
 	return cmd
 }
 

@@ -21,7 +21,7 @@ type exportOptions struct {
 }
 
 func newExportCommand() *cobra.Command {
-	opts := &exportOptions{dir: newPartitionFlags().dir}
+	opts := &exportOptions{dir: defaultStoreDir()}
 	cmd := &cobra.Command{
 		Use:   "export --kafka OUT [--dir DIR] [--topic TOPIC]",
 		Short: "Write the store's partitions as a Kafka broker's log directory holds them",
@@ -59,7 +59,7 @@ over: see "Moving to a Kafka cluster" in the README.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.dir, "dir", opts.dir, "store directory `DIR`, or $"+envStoreDir+" when set")
+	addDirFlag(f, &opts.dir)
 	f.StringVar(&opts.kafka, "kafka", "", "output directory `OUT` (created if needed)")
 	f.StringVar(&opts.topic, "topic", "", "export only the partitions of `TOPIC`")
 	return cmd

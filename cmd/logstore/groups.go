@@ -1,20 +1,18 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/logstore/logstore"
 	"github.com/logstore/logstore/groupcoord"
+	"github.com/logstore/logstore/internal/inspect"
 )
 
 type groupsOptions struct {
@@ -29,11 +27,7 @@ type groupsOptions struct {
 }
 
 func newGroupsCommand() *cobra.Command {
-	dir := defaultAppendDir
-	if d := os.Getenv(envStoreDir); d != "" {
-		dir = d
-	}
-	opts := &groupsOptions{dir: dir, lockTimeout: defaultAppendLockTimeout, requestTimeout: defaultGroupsRequestTimeout}
+	opts := &groupsOptions{dir: defaultStoreDir(), lockTimeout: defaultAppendLockTimeout, requestTimeout: defaultGroupsRequestTimeout}
 	cmd := &cobra.Command{
 		Use:   "groups [--dir DIR | --bootstrap HOST:PORT] [--describe | --group GROUP] [--json]",
 		Short: "List the consumer groups of a store, or describe them with their committed offsets and lag",
@@ -86,7 +80,7 @@ that cannot be reached or answers an error.`,
 	}
 	f := cmd.Flags()
 	f.SortFlags = false
-	f.StringVar(&opts.dir, "dir", opts.dir, "store directory `DIR`, or $"+envStoreDir+" when set")
+	addDirFlag(f, &opts.dir)
 	f.StringVar(&opts.bootstrap, "bootstrap", "", "ask the running server at `HOST:PORT` instead of reading DIR")
 	f.DurationVar(&opts.requestTimeout, "request-timeout", opts.requestTimeout, "with --bootstrap: how long the requests may take together")
 	f.StringVar(&opts.group, "group", "", "describe only `GROUP`")
@@ -94,28 +88,6 @@ that cannot be reached or answers an error.`,
 	f.BoolVar(&opts.json, "json", false, "print groups as JSON Lines")
 	f.DurationVar(&opts.lockTimeout, "lock-timeout", opts.lockTimeout, "how long to wait while another process (a running serve) holds groups.db or the store; 0 fails at once")
 	return cmd
-}
-
-type groupOffsetJSON struct {
-	Topic       string `json:"topic"`
-	Partition   int32  `json:"partition"`
-	Committed   int64  `json:"committed"`
-	End         *int64 `json:"end"`
-	Lag         *int64 `json:"lag"`
-	LeaderEpoch int32  `json:"leaderEpoch"`
-	CommittedAt int64  `json:"committedAt"`
-	Metadata    string `json:"metadata"`
-}
-
-type groupJSON struct {
-	Group        string            `json:"group"`
-	ProtocolType string            `json:"protocolType"`
-	State        string            `json:"state,omitempty"`
-	Members      []groupMemberJSON `json:"members,omitempty"`
-	Generation   int32             `json:"generation"`
-	EmptySince   *int64            `json:"emptySince"`
-	Lag          int64             `json:"lag"`
-	Offsets      []groupOffsetJSON `json:"offsets"`
 }
 
 func runGroups(ctx context.Context, o *groupsOptions) (err error) {
@@ -161,73 +133,60 @@ func runGroups(ctx context.Context, o *groupsOptions) (err error) {
 		ends[tp] = e
 		return e, e >= 0
 	}
-	out := bufio.NewWriter(o.stdout)
+	detail := o.describe || o.group != ""
+	var out []byte
 	for _, g := range groups {
-		j := groupJSON{Group: g.Group, ProtocolType: g.ProtocolType, Generation: g.Generation, Offsets: []groupOffsetJSON{}}
-		if !g.EmptySince.IsZero() {
-			ms := g.EmptySince.UnixMilli()
-			j.EmptySince = &ms
-		}
-		for _, off := range g.Offsets {
-			oj := groupOffsetJSON{Topic: off.Topic, Partition: off.Partition, Committed: off.Offset, LeaderEpoch: off.LeaderEpoch,
-				CommittedAt: off.Committed.UnixMilli(), Metadata: off.Metadata}
-			if e, ok := end(off.TopicPartition); ok {
-				lag := max(e-off.Offset, 0)
-				if off.Offset < 0 {
-					lag = e
-				}
-				oj.End, oj.Lag = &e, &lag
-				j.Lag += lag
-			}
-			j.Offsets = append(j.Offsets, oj)
-		}
-		detail := o.describe || o.group != ""
-		if o.json {
-			if err := writeGroupJSON(out, j, detail); err != nil {
-				return err
-			}
-			continue
-		}
-		empty := "unknown"
-		if j.EmptySince != nil {
-			empty = strconv.FormatInt(*j.EmptySince, 10)
-		}
-		fmt.Fprintf(out, "group=%s protocolType=%s generation=%d emptySince=%s offsets=%d lag=%d\n",
-			strconv.Quote(g.Group), strconv.Quote(g.ProtocolType), g.Generation, empty, len(j.Offsets), j.Lag)
-		if !detail {
-			continue
-		}
-		for _, oj := range j.Offsets {
-			writeOffsetLine(out, g.Group, oj)
+		j := inspect.StoredGroup(g, end)
+		if out, err = appendGroup(out, &j, detail, o.json); err != nil {
+			return err
 		}
 	}
-	if err := out.Flush(); err != nil {
+	return writeGroups(o.stdout, out)
+}
+
+// appendGroup appends the lines of group j, as JSON or text.
+func appendGroup(dst []byte, j *inspect.Group, detail, asJSON bool) ([]byte, error) {
+	if !asJSON {
+		return j.AppendText(dst, detail), nil
+	}
+	dst, err := j.AppendJSON(dst, detail)
+	return append(dst, '\n'), err
+}
+
+// writeGroups writes the lines of the groups.
+func writeGroups(w io.Writer, out []byte) error {
+	if _, err := w.Write(out); err != nil {
 		return fmt.Errorf("writing the groups: %w", err)
 	}
 	return nil
 }
 
-// writeGroupJSON writes group j as one JSON line, its offsets only in
-// detail (a bufio.Writer keeps its first write error for Flush).
-func writeGroupJSON(out *bufio.Writer, j groupJSON, detail bool) error {
-	if !detail {
-		j.Offsets = nil
-	}
-	line, err := json.Marshal(j)
+// runGroupsWire is groups --bootstrap: the groups of a running server
+// (see inspect.BrokerGroups).
+func runGroupsWire(ctx context.Context, o *groupsOptions) error {
+	ctx, cancel := context.WithTimeout(ctx, o.requestTimeout)
+	defer cancel()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(o.bootstrap))
 	if err != nil {
 		return err
 	}
-	out.Write(line)
-	out.WriteByte('\n')
-	return nil
+	defer cl.Close()
+	detail := o.describe || o.group != ""
+	groups, err := inspect.BrokerGroups(ctx, cl, o.group, detail)
+	if err != nil {
+		return err
+	}
+	var out []byte
+	for _, g := range groups {
+		if o.group != "" && g.State == "Dead" {
+			return fmt.Errorf("the server at %s has no group %q", o.bootstrap, o.group)
+		}
+		if out, err = appendGroup(out, &g, detail, o.json); err != nil {
+			return err
+		}
+	}
+	return writeGroups(o.stdout, out)
 }
 
-// writeOffsetLine writes one committed offset's line.
-func writeOffsetLine(out io.Writer, group string, oj groupOffsetJSON) {
-	endS, lagS := "unknown", "unknown"
-	if oj.End != nil {
-		endS, lagS = strconv.FormatInt(*oj.End, 10), strconv.FormatInt(*oj.Lag, 10)
-	}
-	fmt.Fprintf(out, "group=%s topic=%s partition=%d committed=%d end=%s lag=%s leaderEpoch=%d committedAt=%d metadata=%s\n",
-		strconv.Quote(group), oj.Topic, oj.Partition, oj.Committed, endS, lagS, oj.LeaderEpoch, oj.CommittedAt, strconv.Quote(oj.Metadata))
-}
+// defaultGroupsRequestTimeout bounds groups --bootstrap's requests.
+const defaultGroupsRequestTimeout = 30 * time.Second

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/logstore/logstore"
 	"github.com/logstore/logstore/internal/shutdown"
@@ -53,77 +52,4 @@ func openStoreUntil(ctx context.Context, dir string, opts logstore.Options) (*lo
 		}
 	}
 	return s, err
-}
-
-// feed calls a batchSource's next in a goroutine of its own, one call at
-// a time and only when asked, so that a signal stops the wait for input
-// (a pipe that stays open) without the source being read further. An
-// item handed out stays valid until the next request, as the source
-// promises.
-type feed struct {
-	req chan struct{}
-	res chan fed
-}
-
-type fed struct {
-	it  item
-	err error
-}
-
-func startFeed(src batchSource) *feed {
-	f := &feed{req: make(chan struct{}), res: make(chan fed, 1)}
-	go func() {
-		for range f.req {
-			it, err := src.next()
-			f.res <- fed{it, err} // buffered: never blocks, even once abandoned
-			if err != nil {
-				return
-			}
-		}
-	}()
-	return f
-}
-
-// next asks for the next item and waits for it, or for ctx to be done
-// (ok false). After an error or ok false, next must not be called again.
-func (f *feed) next(ctx context.Context) (it item, err error, ok bool) {
-	f.req <- struct{}{}
-	select {
-	case r := <-f.res:
-		return r.it, r.err, true
-	case <-ctx.Done():
-		return item{}, nil, false
-	}
-}
-
-// stop lets the goroutine end once its call in flight returns.
-func (f *feed) stop() { close(f.req) }
-
-// interruptedAppend is the error of an append run that a signal stopped:
-// the interruption, what was answered and from where the input was not
-// sent, so that the producer knows where to resume.
-func (a *appender) interruptedAppend(stop error, src batchSource, closed bool) error {
-	unsent := "every batch was answered"
-	if !a.eof {
-		switch s := src.(type) {
-		case *argsSource:
-			unsent = "the batch was not sent"
-		case *lineSource:
-			if a.last.line == 0 {
-				unsent = "no line was answered: nothing of the input was sent"
-			} else {
-				unsent = fmt.Sprintf("lines 1 to %d were answered; the input from line %d on was not sent", a.last.line, a.last.line+1)
-			}
-		case *logSource:
-			if a.last.batch == 0 {
-				unsent = fmt.Sprintf("no batch was answered: nothing of %s was sent", s.name)
-			} else {
-				unsent = fmt.Sprintf("batches 1 to %d were answered; %s from batch %d at position %d on was not sent", a.last.batch, s.name, a.last.batch+1, a.last.next)
-			}
-		}
-	}
-	if closed {
-		unsent += "; the store was closed cleanly"
-	}
-	return fmt.Errorf("%w: %s", stop, unsent)
 }

@@ -9,7 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/logstore/logstore/internal/jsonl"
 	"github.com/logstore/logstore/internal/testutil"
+	"github.com/logstore/logstore/segment"
 )
 
 // runAllocated runs the command line in this process and returns its
@@ -37,7 +39,7 @@ func emptyRecordsLine(size int) string {
 // most about 3 times the longest line.
 func TestAppendHugeLineMemory(t *testing.T) {
 	dir := t.TempDir()
-	line := emptyRecordsLine(maxLineBytes)
+	line := emptyRecordsLine(jsonl.MaxLineBytes)
 	input := filepath.Join(t.TempDir(), "in.jsonl")
 	if err := os.WriteFile(input, []byte(line+"\n"+`{"records":[{"value":"ok"}]}`+"\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -46,7 +48,7 @@ func TestAppendHugeLineMemory(t *testing.T) {
 	t.Logf("a %d-byte line of {} records: %d bytes allocated (%.1fx the line)", len(line), alloc, float64(alloc)/float64(len(line)))
 	// A record takes 9 bytes here (its offset delta 3), so the 116,500th
 	// or so passes the limit.
-	want := regexp.MustCompile(fmt.Sprintf(`^INVALID line 1: batch too large: by record 11\d{4} it passes the store's limit of %d bytes \(give fewer records per line\)\nOK base=0 last=0\n$`, maxBatchBytes))
+	want := regexp.MustCompile(fmt.Sprintf(`^INVALID line 1: batch too large: by record 11\d{4} it passes the store's limit of %d bytes \(give fewer records per line\)\nOK base=0 last=0\n$`, segment.DefaultMaxBatchBytes))
 	if !want.MatchString(out) || code != exitRefused {
 		t.Errorf("exit %d, output\n%s\nwant exit %d, output matching %s", code, out, exitRefused, want)
 	}
@@ -64,7 +66,7 @@ func TestAppendHugeLineMemory(t *testing.T) {
 // append's help says; it took 1.4 GB before.
 func TestAppendHugeCompressedLineMemory(t *testing.T) {
 	dir := t.TempDir()
-	line := emptyRecordsLine(maxLineBytes / 4) // the ratio of a whole line's, in a quarter of the time
+	line := emptyRecordsLine(jsonl.MaxLineBytes / 4) // the ratio of a whole line's, in a quarter of the time
 	input := filepath.Join(t.TempDir(), "in.jsonl")
 	if err := os.WriteFile(input, []byte(line+"\n"), 0o644); err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/logstore/logstore"
 	"github.com/logstore/logstore/internal/cliout"
+	"github.com/logstore/logstore/internal/jsonl"
 	"github.com/logstore/logstore/internal/perf"
 	"github.com/logstore/logstore/internal/shutdown"
 	"github.com/logstore/logstore/recordbatch"
@@ -211,7 +212,7 @@ func (o *perfProduceOptions) complete() error {
 		return err
 	}
 	var err error
-	if o.codec, err = parseCodecName(o.compression); err != nil {
+	if o.codec, err = jsonl.ParseCodec(o.compression); err != nil {
 		return fmt.Errorf("--compression: %w", err)
 	}
 	if o.storeOpts, err = perfStoreOptions(o.sync); err != nil {
@@ -383,7 +384,7 @@ func runPerfConsume(ctx context.Context, o *perfConsumeOptions) (err error) {
 	if o.maxBytes <= 0 || o.maxBytes > maxPerfReadBytes {
 		return fmt.Errorf("--max-bytes %d: must be from 1 to %d", o.maxBytes, maxPerfReadBytes)
 	}
-	store, p, err := o.open(ctx, logstore.Options{})
+	store, p, err := o.open(ctx, false)
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/logstore/logstore"
+	"github.com/logstore/logstore/internal/jsonl"
 	"github.com/logstore/logstore/internal/perf"
 	"github.com/logstore/logstore/segment"
 )
@@ -115,7 +116,7 @@ func runPerfProduceWire(ctx context.Context, o *perfProduceOptions) error {
 	if err != nil {
 		return err
 	}
-	codec, err := parseCodecName(o.compression)
+	codec, err := jsonl.ParseCodec(o.compression)
 	if err != nil {
 		return fmt.Errorf("--compression: %w", err)
 	}

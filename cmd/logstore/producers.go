@@ -1,23 +1,15 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/logstore/logstore"
-	"github.com/logstore/logstore/producerstate"
-	"github.com/logstore/logstore/recordbatch"
-	"github.com/logstore/logstore/txncoord"
+	"github.com/logstore/logstore/internal/inspect"
 )
 
 // producersOptions holds the flags of `logstore producers`.
@@ -105,169 +97,46 @@ that cannot be read (damaged, or held by a running server).`,
 }
 
 func runProducers(o *producersOptions) (err error) {
-	store, p, err := o.open(context.Background(), logstore.Options{})
+	store, p, err := o.open(context.Background(), false)
 	if err != nil {
 		return err
 	}
 	defer func() { err = errors.Join(err, store.Close()) }()
 	o.reportRecovery(p)
 
-	out := bufio.NewWriter(o.stdout)
+	var out []byte
 	for _, e := range p.ProducerSnapshot().Producers {
-		var line []byte
-		if o.json {
-			if line, err = json.Marshal(producerJSONOf(e)); err != nil {
-				return err
-			}
-		} else {
-			line = appendProducerText(nil, e)
+		j := inspect.ProducerOf(e)
+		if out, err = appendLine(out, &j, j.AppendText, o.json); err != nil {
+			return err
 		}
-		out.Write(line) // a bufio.Writer keeps its first error for Flush
-		out.WriteByte('\n')
 	}
-	if err := appendOpenTransactions(out, store.Dir(), o.json); err != nil {
+	txns, err := inspect.CoordinatorTransactions(store.Dir(), producersTxnTimeout)
+	if err != nil {
 		return err
 	}
-	if err := out.Flush(); err != nil {
+	for _, tx := range txns {
+		if j := inspect.TransactionOf(tx); j.Open() {
+			if out, err = appendLine(out, &j, j.AppendText, o.json); err != nil {
+				return err
+			}
+		}
+	}
+	if _, err := o.stdout.Write(out); err != nil {
 		return fmt.Errorf("writing the producers: %w", err)
 	}
 	return nil
 }
 
-// producerLastSequence is the last sequence of the producer's newest window
-// entry, or -1.
-func producerLastSequence(e producerstate.Entry) int32 {
-	if n := len(e.Batches); n > 0 {
-		return e.Batches[n-1].LastSeq
+// appendLine appends v's line: its JSON object, or its text.
+func appendLine(dst []byte, v any, text func([]byte) []byte, asJSON bool) ([]byte, error) {
+	if !asJSON {
+		return append(text(dst), '\n'), nil
 	}
-	return recordbatch.NoSequence
-}
-
-// appendProducerText appends the text line of e, without its newline.
-func appendProducerText(dst []byte, e producerstate.Entry) []byte {
-	txn := "none"
-	if e.TxnFirstOffset >= 0 {
-		txn = fmt.Sprint(e.TxnFirstOffset)
-	}
-	dst = fmt.Appendf(dst, "producerId=%d epoch=%d lastSequence=%d lastTimestamp=%d txnFirstOffset=%s coordinatorEpoch=%d window=[",
-		e.ProducerID, e.Epoch, producerLastSequence(e), e.LastTimestamp, txn, e.CoordinatorEpoch)
-	for i, m := range e.Batches {
-		if i > 0 {
-			dst = append(dst, ", "...)
-		}
-		dst = fmt.Appendf(dst, "%d..%d@%d..%d ts=%d", m.FirstSeq, m.LastSeq, m.FirstOffset, m.LastOffset, m.Timestamp)
-	}
-	return append(dst, ']')
-}
-
-// producerJSONLine is the --json object of one producer.
-type producerJSONLine struct {
-	ProducerID       int64                     `json:"producerId"`
-	Epoch            int16                     `json:"epoch"`
-	LastSequence     int32                     `json:"lastSequence"`
-	LastTimestamp    int64                     `json:"lastTimestamp"`
-	TxnFirstOffset   *int64                    `json:"txnFirstOffset"`
-	CoordinatorEpoch int32                     `json:"coordinatorEpoch"`
-	Window           []producerJSONWindowEntry `json:"window"`
-}
-
-type producerJSONWindowEntry struct {
-	FirstSequence int32 `json:"firstSequence"`
-	LastSequence  int32 `json:"lastSequence"`
-	FirstOffset   int64 `json:"firstOffset"`
-	LastOffset    int64 `json:"lastOffset"`
-	Timestamp     int64 `json:"timestamp"`
-}
-
-func producerJSONOf(e producerstate.Entry) producerJSONLine {
-	j := producerJSONLine{
-		ProducerID:       e.ProducerID,
-		Epoch:            e.Epoch,
-		LastSequence:     producerLastSequence(e),
-		LastTimestamp:    e.LastTimestamp,
-		CoordinatorEpoch: e.CoordinatorEpoch,
-		Window:           make([]producerJSONWindowEntry, len(e.Batches)),
-	}
-	if e.TxnFirstOffset >= 0 {
-		first := e.TxnFirstOffset
-		j.TxnFirstOffset = &first
-	}
-	for i, m := range e.Batches {
-		j.Window[i] = producerJSONWindowEntry{FirstSequence: m.FirstSeq, LastSequence: m.LastSeq, FirstOffset: m.FirstOffset, LastOffset: m.LastOffset, Timestamp: m.Timestamp}
-	}
-	return j
+	b, err := json.Marshal(v)
+	return append(append(dst, b...), '\n'), err
 }
 
 // producersTxnTimeout is how long producers waits for transactions.db
 // while another process has it open.
 const producersTxnTimeout = time.Second
-
-// appendOpenTransactions writes the open transactions of the store's
-// coordinator (DIR/transactions.db; nothing when there is none) to out,
-// one line each.
-func appendOpenTransactions(out *bufio.Writer, dir string, asJSON bool) error {
-	if _, err := os.Stat(filepath.Join(dir, txncoord.FileName)); errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	txns, err := txncoord.Read(dir, producersTxnTimeout)
-	if err != nil {
-		return err
-	}
-	for _, tx := range txns {
-		switch tx.State {
-		case "Ongoing", "PrepareCommit", "PrepareAbort":
-		default:
-			continue
-		}
-		var line []byte
-		if asJSON {
-			if line, err = json.Marshal(transactionJSONOf(tx)); err != nil {
-				return err
-			}
-		} else {
-			line = appendTransactionText(nil, tx)
-		}
-		out.Write(line)
-		out.WriteByte('\n')
-	}
-	return nil
-}
-
-// appendTransactionText appends the text line of tx, without its
-// newline.
-func appendTransactionText(dst []byte, tx txncoord.Transaction) []byte {
-	parts := make([]string, len(tx.Partitions))
-	for i, tp := range tx.Partitions {
-		parts[i] = fmt.Sprintf("%s-%d", tp.Topic, tp.Partition)
-	}
-	return fmt.Appendf(dst, "transactionalId=%s producerId=%d epoch=%d state=%s start=%d timeoutMs=%d partitions=[%s]",
-		tx.TransactionalID, tx.ProducerID, tx.Epoch, tx.State, tx.StartMs(), tx.Timeout.Milliseconds(), strings.Join(parts, ", "))
-}
-
-// transactionJSONLine is the --json object of one open transaction.
-type transactionJSONLine struct {
-	TransactionalID string                     `json:"transactionalId"`
-	ProducerID      int64                      `json:"producerId"`
-	Epoch           int16                      `json:"epoch"`
-	State           string                     `json:"state"`
-	StartMs         int64                      `json:"startMs"`
-	TimeoutMs       int64                      `json:"timeoutMs"`
-	Partitions      []transactionJSONPartition `json:"partitions"`
-}
-
-type transactionJSONPartition struct {
-	Topic     string `json:"topic"`
-	Partition int32  `json:"partition"`
-}
-
-func transactionJSONOf(tx txncoord.Transaction) transactionJSONLine {
-	j := transactionJSONLine{
-		TransactionalID: tx.TransactionalID, ProducerID: tx.ProducerID, Epoch: tx.Epoch, State: tx.State,
-		StartMs: tx.StartMs(), TimeoutMs: tx.Timeout.Milliseconds(),
-		Partitions: make([]transactionJSONPartition, len(tx.Partitions)),
-	}
-	for i, tp := range tx.Partitions {
-		j.Partitions[i] = transactionJSONPartition{Topic: tp.Topic, Partition: tp.Partition}
-	}
-	return j
-}

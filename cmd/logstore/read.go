@@ -3,23 +3,13 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
-	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
-	"github.com/logstore/logstore"
 	"github.com/logstore/logstore/internal/cliout"
+	"github.com/logstore/logstore/internal/jsonl"
 	"github.com/logstore/logstore/internal/shutdown"
 	"github.com/logstore/logstore/recordbatch"
 )
@@ -27,129 +17,6 @@ import (
 // readChunkBytes is how much `logstore read` asks the partition for at
 // a time; the partition returns at least one whole batch.
 const readChunkBytes = 1 << 20
-
-// partitionFlags are the flags that name one partition of a store, as
-// producers and read take them.
-type partitionFlags struct {
-	dir         string
-	topic       string
-	partition   int32
-	lockTimeout time.Duration
-	store       storeFlags
-}
-
-func newPartitionFlags() partitionFlags {
-	dir := defaultAppendDir
-	if d := os.Getenv(envStoreDir); d != "" {
-		dir = d
-	}
-	return partitionFlags{dir: dir, topic: defaultAppendTopic, lockTimeout: defaultAppendLockTimeout}
-}
-
-// addTo declares the flags on cmd.
-func (pf *partitionFlags) addTo(cmd *cobra.Command) {
-	f := cmd.Flags()
-	f.StringVar(&pf.dir, "dir", pf.dir, "store directory `DIR`, or $"+envStoreDir+" when set")
-	f.StringVar(&pf.topic, "topic", pf.topic, "`TOPIC` of the partition")
-	f.Int32Var(&pf.partition, "partition", pf.partition, "partition number")
-	f.DurationVar(&pf.lockTimeout, "lock-timeout", pf.lockTimeout, "how long to wait while another process holds the store; 0 fails at once")
-	pf.store.addTo(cmd)
-}
-
-// open checks the names and that the store and the partition exist
-// (opening must not create them), then opens the store, which takes its
-// lock, and the partition, which recovers it as every open does.
-func (pf *partitionFlags) open(ctx context.Context, opts logstore.Options) (*logstore.Store, *logstore.Partition, error) {
-	if err := pf.store.apply(&opts); err != nil {
-		return nil, nil, err
-	}
-	id := logstore.PartitionID{Topic: pf.topic, Partition: pf.partition}
-	if err := id.Validate(); err != nil {
-		return nil, nil, err
-	}
-	if err := existingStoreDir(pf.dir); err != nil {
-		return nil, nil, err
-	}
-	pdir := filepath.Join(pf.dir, id.String())
-	if fi, err := os.Stat(pdir); err != nil || !fi.IsDir() {
-		return nil, nil, fmt.Errorf("store %s has no partition %s (no directory %s)", pf.dir, id, pdir)
-	}
-	opts.LockTimeout = storeDuration(pf.lockTimeout)
-	store, err := openStoreUntil(ctx, pf.dir, opts)
-	if err != nil {
-		return nil, nil, err
-	}
-	p, err := store.Partition(pf.topic, pf.partition)
-	if err != nil {
-		return nil, nil, errors.Join(err, store.Close())
-	}
-	return store, p, nil
-}
-
-// existingStoreDir checks that the store directory dir exists and is a
-// directory: the inspecting commands never create a store.
-func existingStoreDir(dir string) error {
-	if dir == "" {
-		return errors.New("--dir is empty")
-	}
-	fi, err := os.Stat(dir)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("store directory %s does not exist", dir)
-	case err != nil:
-		return err
-	case !fi.IsDir():
-		return fmt.Errorf("store directory %s is not a directory", dir)
-	}
-	return nil
-}
-
-// commandOutput is where a command that opens a partition writes: its
-// result on stdout, notices on stderr, prefixed with where (the command
-// path).
-type commandOutput struct {
-	stdout io.Writer
-	stderr io.Writer
-	where  string
-}
-
-// bind sets o from cmd: its output streams and its path.
-func (o *commandOutput) bind(cmd *cobra.Command) {
-	o.stdout, o.stderr, o.where = cmd.OutOrStdout(), cmd.ErrOrStderr(), cmd.CommandPath()
-}
-
-// reportRecovery says on stderr what opening p changed on disk, if
-// anything: a cut tail, deleted snapshots, a snapshot db set aside.
-func (o *commandOutput) reportRecovery(p *logstore.Partition) {
-	w, where := o.stderr, o.where
-	rec, st := p.Recovery(), p.Startup()
-	if rec.TruncatedBytes > 0 {
-		fmt.Fprintf(w, "%s: opening partition %s cut %d bytes from segment %020d, from offset %d on: %v\n",
-			where, p.ID(), rec.TruncatedBytes, rec.TruncatedSegment, rec.TruncatedAt, rec.Reason)
-	}
-	for _, f := range rec.CutFiles {
-		fmt.Fprintf(w, "%s: opening partition %s kept what it cut in %s\n", where, p.ID(), f)
-	}
-	if st.Snapshots.Warning != "" {
-		fmt.Fprintf(w, "%s: %s\n", where, st.Snapshots.Warning)
-	}
-	for _, sk := range st.SkippedSnapshots {
-		fmt.Fprintf(w, "%s: opening partition %s skipped the snapshot at offset %d: %v\n", where, p.ID(), sk.Offset, sk.Err)
-	}
-	if st.DeletedAbove > 0 {
-		fmt.Fprintf(w, "%s: opening partition %s deleted %d snapshots above the log end\n", where, p.ID(), st.DeletedAbove)
-	}
-}
-
-// inspectNoArgs refuses positional arguments, naming the flags to use.
-func inspectNoArgs(hint string) cobra.PositionalArgs {
-	return func(_ *cobra.Command, args []string) error {
-		if len(args) > 0 {
-			return fmt.Errorf("unexpected argument %q: %s", args[0], hint)
-		}
-		return nil
-	}
-}
 
 // readOptions holds the flags of `logstore read`.
 type readOptions struct {
@@ -196,6 +63,8 @@ With --json each record is a JSON object on a line of its own:
 A null key or value is null; one that is not valid UTF-8 is given as
 "keyBase64" or "valueBase64" (standard base64) instead of "key" or
 "value", as append --input takes them; header keys and values likewise.
+Each line is a record object of append --input's format, so
+read --json | append --input - copies the records.
 
 read opens the store as append does: it takes the store's lock (waiting
 up to --lock-timeout), and opening the partition recovers it as every
@@ -229,19 +98,6 @@ second signal exits at once).`,
 	return cmd
 }
 
-// startingOffset is where a read of p starts: the offset a flag gave
-// (when set), which must lie in the partition, or the log start.
-func startingOffset(p *logstore.Partition, flag string, off int64, set bool) (int64, error) {
-	start, end := p.StartOffset(), p.EndOffset()
-	if !set {
-		return start, nil
-	}
-	if off < start || off > end {
-		return 0, fmt.Errorf("%s %d is outside partition %s, which holds offsets %d to %d", flag, off, p.ID(), start, end-1)
-	}
-	return off, nil
-}
-
 // runRead prints the records. A signal (ctx's cause) stops it between
 // reads of the partition; the store is closed and the error wraps the
 // interruption.
@@ -249,7 +105,7 @@ func runRead(ctx context.Context, o *readOptions) (err error) {
 	if o.maxRecords < 0 {
 		return fmt.Errorf("--max-records %d: must be 0 (no limit) or more", o.maxRecords)
 	}
-	store, p, err := o.open(ctx, logstore.Options{})
+	store, p, err := o.open(ctx, false)
 	if err != nil {
 		return err
 	}
@@ -328,92 +184,12 @@ type recordPrinter struct {
 }
 
 func (rp *recordPrinter) print(rec *recordbatch.Record, tsType recordbatch.TimestampType) error {
-	b := rp.buf[:0]
 	if rp.json {
-		b = fmt.Appendf(b, `{"offset":%d,"timestampType":%q,"timestamp":%d,`, rec.Offset, tsType.String(), rec.Timestamp)
-		b = readAppendJSONBytes(b, "key", rec.Key)
-		b = append(b, ',')
-		b = readAppendJSONBytes(b, "value", rec.Value)
-		b = append(b, `,"headers":[`...)
-		for i, h := range rec.Headers {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, '{')
-			b = readAppendJSONBytes(b, "key", readHeaderKey(h.Key))
-			b = append(b, ',')
-			b = readAppendJSONBytes(b, "value", h.Value)
-			b = append(b, '}')
-		}
-		b = append(b, "]}\n"...)
+		rp.buf = jsonl.AppendRecord(rp.buf[:0], rec, tsType)
 	} else {
-		b = fmt.Appendf(b, "offset=%d %s=%d key=", rec.Offset, tsType, rec.Timestamp)
-		b = readAppendText(b, rec.Key)
-		b = append(b, " value="...)
-		b = readAppendText(b, rec.Value)
-		b = append(b, " headers=["...)
-		for i, h := range rec.Headers {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = readAppendText(b, readHeaderKey(h.Key))
-			b = append(b, '=')
-			b = readAppendText(b, h.Value)
-		}
-		b = append(b, "]\n"...)
+		rp.buf = cliout.AppendRecordText(rp.buf[:0], rec, tsType)
 	}
-	rp.buf = b
-	_, err := rp.w.Write(b)
+	rp.buf = append(rp.buf, '\n')
+	_, err := rp.w.Write(rp.buf)
 	return err
-}
-
-// readHeaderKey turns a nil header key, which the wire cannot carry as null,
-// into the empty key it is.
-func readHeaderKey(b []byte) []byte {
-	if b == nil {
-		return []byte{}
-	}
-	return b
-}
-
-// readAppendText appends b in the text form of `logstore read`: null,
-// the bytes as they are, or a Go-quoted string (see the command's help).
-func readAppendText(dst, b []byte) []byte {
-	if b == nil {
-		return append(dst, "null"...)
-	}
-	s := string(b)
-	if readNeedsQuotes(s) {
-		return strconv.AppendQuote(dst, s)
-	}
-	return append(dst, s...)
-}
-
-func readNeedsQuotes(s string) bool {
-	if s == "" || s == "null" || s[0] == '"' || !utf8.ValidString(s) {
-		return true
-	}
-	for _, r := range s {
-		if !unicode.IsPrint(r) || unicode.IsSpace(r) || strings.ContainsRune(",=[]", r) {
-			return true
-		}
-	}
-	return false
-}
-
-// readAppendJSONBytes appends the member "name":value for b: null, a JSON
-// string when b is valid UTF-8, else "<name>Base64" with b in standard
-// base64.
-func readAppendJSONBytes(dst []byte, name string, b []byte) []byte {
-	switch {
-	case b == nil:
-		return fmt.Appendf(dst, "%q:null", name)
-	case utf8.Valid(b):
-		dst = fmt.Appendf(dst, "%q:", name)
-		return cliout.AppendJSONString(dst, b)
-	default:
-		dst = fmt.Appendf(dst, `%q:"`, name+"Base64")
-		dst = base64.StdEncoding.AppendEncode(dst, b)
-		return append(dst, '"')
-	}
 }

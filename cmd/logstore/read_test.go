@@ -149,28 +149,23 @@ func TestReadBadInput(t *testing.T) {
 	}
 }
 
-// TestReadTextForm: when a field is printed bare, and how it is quoted.
-func TestReadTextForm(t *testing.T) {
-	for _, c := range []struct {
-		in   []byte
-		want string
-	}{
-		{nil, "null"},
-		{[]byte{}, `""`},
-		{[]byte("null"), `"null"`},
-		{[]byte("plain"), "plain"},
-		{[]byte("héllo"), "héllo"},
-		{[]byte(`{"a":1}`), `{"a":1}`},
-		{[]byte(`"x`), `"\"x"`},
-		{[]byte("a b"), `"a b"`},
-		{[]byte("a=b"), `"a=b"`},
-		{[]byte("[x]"), `"[x]"`},
-		{[]byte("x,y"), `"x,y"`},
-		{[]byte{0xff, 'a'}, `"\xffa"`},
-		{[]byte("\u00a0"), `"\u00a0"`},
-	} {
-		if got := string(readAppendText(nil, c.in)); got != c.want {
-			t.Errorf("%q: got %s, want %s", c.in, got, c.want)
-		}
+// TestReadJSONAppendRoundTrip: what read --json prints, appended again
+// as it is (each line a record), gives a partition that reads the same:
+// binary, null and empty fields, headers, and the records of a
+// compressed and a transactional batch.
+func TestReadJSONAppendRoundTrip(t *testing.T) {
+	dir := readFixture(t)
+	out, errOut, code := inspectRun(t, "read", "--dir", dir, "--json")
+	if code != exitOK {
+		t.Fatalf("read: exit %d\n%s", code, errOut)
+	}
+	input := writeFile(t, "read.jsonl", out)
+	copyDir := t.TempDir()
+	if got, errOut, code := inspectRun(t, "append", "--dir", copyDir, "--input", input); code != exitOK || strings.Count(got, "OK ") != 12 {
+		t.Fatalf("append: exit %d\n%s%s", code, got, errOut)
+	}
+	again, _, code := inspectRun(t, "read", "--dir", copyDir, "--json")
+	if code != exitOK || again != out {
+		t.Fatalf("exit %d; read again:\n%s\nfirst:\n%s", code, again, out)
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -54,12 +53,8 @@ type serveOptions struct {
 }
 
 func newServeCommand() *cobra.Command {
-	dir := defaultAppendDir
-	if d := os.Getenv(envStoreDir); d != "" {
-		dir = d
-	}
 	opts := &serveOptions{
-		dir:               dir,
+		dir:               defaultStoreDir(),
 		listen:            "127.0.0.1:9092",
 		sync:              "always",
 		syncInterval:      defaultSyncInterval,
@@ -110,14 +105,14 @@ clean shutdown mark) and exits 0. A second signal exits at once.`,
 	}
 	f := cmd.Flags()
 	f.SortFlags = false
-	f.StringVar(&opts.dir, "dir", opts.dir, "store directory `DIR`, or $"+envStoreDir+" when set")
+	addDirFlag(f, &opts.dir)
 	f.StringVar(&opts.listen, "listen", opts.listen, "`HOST:PORT` to listen on for Kafka clients")
 	f.StringVar(&opts.advertise, "advertise", "", "`HOST:PORT` clients are told to dial in Metadata (default: the address they connected to)")
 	f.StringVar(&opts.metricsListen, "metrics-listen", "", "`HOST:PORT` to serve Prometheus metrics on, at /metrics (default: none)")
 	f.StringVar(&opts.sync, "sync", opts.sync, "when appends are fsynced: always (before each acknowledgement), interval, or never (only at exit)")
 	f.DurationVar(&opts.syncInterval, "sync-interval", opts.syncInterval, "fsync period of --sync interval")
 	f.Int64Var(&opts.segmentBytes, "segment-bytes", opts.segmentBytes, "roll to a new segment file at this size")
-	f.DurationVar(&opts.lockTimeout, "lock-timeout", opts.lockTimeout, "how long to wait while another process holds the store; 0 fails at once")
+	addLockTimeoutFlag(f, &opts.lockTimeout)
 	f.BoolVar(&opts.autoCreate, "auto-create-topics", opts.autoCreate, "create a topic that a producer or a metadata request names and that does not exist")
 	f.Int32Var(&opts.defaultPartitions, "default-partitions", opts.defaultPartitions, "partitions of an auto-created topic, and of CreateTopics with -1")
 	f.Int32Var(&opts.maxRequestBytes, "max-request-bytes", opts.maxRequestBytes, "the largest request frame; a larger one closes its connection")
@@ -132,7 +127,7 @@ clean shutdown mark) and exits 0. A second signal exits at once.`,
 }
 
 func (o *serveOptions) complete(cmd *cobra.Command) error {
-	a := appendOptions{sync: o.sync, syncInterval: o.syncInterval, lockTimeout: o.lockTimeout, segmentBytes: o.segmentBytes}
+	a := appendOptions{partitionFlags: partitionFlags{lockTimeout: o.lockTimeout}, sync: o.sync, syncInterval: o.syncInterval, segmentBytes: o.segmentBytes}
 	var err error
 	if o.storeOpts, err = a.storeOptions(cmd.Flags().Changed("sync-interval")); err != nil {
 		return err

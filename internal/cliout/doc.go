@@ -1,7 +1,8 @@
 // Package cliout holds what logstore's commands share to write their
 // output: whether a writer is a terminal, the one progress line that is
-// redrawn in place on stderr, and the JSON string quoting of the JSON
-// lines the commands build by hand.
+// redrawn in place on stderr, the JSON string quoting of the JSON lines
+// the commands build by hand, and the text line of a record that
+// `logstore read` prints (AppendRecordText).
 //
 // JSON strings escape '"', '\\' and the C0 controls (U+0000..U+001F),
 // with \n, \r and \t for those three and \u00XX for the others, and

@@ -1,10 +1,6 @@
-package main
-
-// The batches of `logstore append`: what one batch holds, how it is built
-// into Kafka v2 bytes, and how a line of JSON Lines input becomes one.
+package jsonl
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
@@ -14,96 +10,15 @@ import (
 	"math"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
-	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/logstore/logstore/recordbatch"
 	"github.com/logstore/logstore/segment"
 )
 
-// maxLineBytes bounds one line of --input. A batch is at most about 1 MiB
-// (segment.DefaultMaxBatchBytes), so even with base64 and JSON escapes a
-// real line stays well below it; a longer line is refused, not buffered.
-const maxLineBytes = 16 << 20
-
-// batchSpec is one batch to append: where it goes and what it holds.
-type batchSpec struct {
-	topic         string
-	partition     int32
-	producerID    int64
-	producerEpoch int16
-	baseSequence  int32
-	codec         recordbatch.Codec
-	transactional bool
-	records       []recordSpec
-	// inBuilder says the records are in the builder already: parseLine
-	// appends a line's records to it as it decodes them.
-	inBuilder bool
-}
-
-// recordSpec is one record. A nil key or value is null; an empty one is
-// not.
-type recordSpec struct {
-	timestamp int64
-	key       []byte
-	value     []byte
-	headers   []recordbatch.RecordHeader
-}
-
-// build appends the batch, as a producer sends it, to dst. The base
-// offset is 0: Partition.Append stamps the real one. A spec from
-// parseLine must be built with the builder parseLine filled.
-func (s *batchSpec) build(bld *recordbatch.Builder, dst []byte) ([]byte, error) {
-	if !s.inBuilder {
-		if len(s.records) == 0 {
-			return dst, errors.New("no records")
-		}
-		bld.Reset(0)
-		for i, r := range s.records {
-			if err := bld.Append(r.timestamp, r.key, r.value, r.headers); err != nil {
-				return dst, fmt.Errorf("record %d: %w", i+1, err)
-			}
-		}
-	}
-	bld.Compression = s.codec
-	bld.Transactional = s.transactional
-	bld.ProducerID = s.producerID
-	bld.ProducerEpoch = s.producerEpoch
-	bld.BaseSequence = s.baseSequence
-	return bld.AppendTo(dst)
-}
-
-// checkTimestamp accepts what Kafka accepts from a producer: a time in
-// milliseconds since the epoch, or -1 for none.
-func checkTimestamp(ts int64) error {
-	if ts < recordbatch.NoTimestamp {
-		return fmt.Errorf("timestamp %d is negative (give milliseconds since the epoch, or -1 for none)", ts)
-	}
-	return nil
-}
-
-// parseCodecName maps a --compression or "compression" value to a codec.
-func parseCodecName(name string) (recordbatch.Codec, error) {
-	c, ok := recordbatch.ParseCodec(name)
-	if !ok {
-		return 0, fmt.Errorf("unknown compression %q: want none, gzip, snappy, lz4 or zstd", name)
-	}
-	return c, nil
-}
-
-// lineDefaults is what a JSON line leaves out: topic, partition and codec
-// come from the flags, the timestamp from --timestamp or the clock.
-type lineDefaults struct {
-	topic     string
-	partition int32
-	codec     recordbatch.Codec
-	timestamp int64
-}
-
 // jsonBatch is the batch fields of one line of --input; its records go
-// straight into a builder (see parseLine). Pointers tell a missing or
+// straight into a builder (see ParseLine). Pointers tell a missing or
 // null field from a zero one.
 type jsonBatch struct {
 	Topic         *string
@@ -133,6 +48,8 @@ var batchFields = []batchField{
 	{"transactional", func(jb *jsonBatch) any { return &jb.Transactional }},
 }
 
+// jsonRecord is a record object of a line; pointers tell a missing or
+// null field from an empty one.
 type jsonRecord struct {
 	Key         *string      `json:"key"`
 	KeyBase64   *string      `json:"keyBase64"`
@@ -140,10 +57,37 @@ type jsonRecord struct {
 	ValueBase64 *string      `json:"valueBase64"`
 	Headers     []jsonHeader `json:"headers"`
 	Timestamp   *int64       `json:"timestamp"`
+	// Offset and TimestampType are what a reader of the log printed
+	// (AppendRecord); a batch gets new offsets, and its own timestamp
+	// type, so they are checked and not kept.
+	Offset        *int64  `json:"offset"`
+	TimestampType *string `json:"timestampType"`
 }
 
+// recordField is a field of a record object: its name, and where its
+// value is decoded to.
+type recordField struct {
+	name string
+	dst  func(*jsonRecord) any
+}
+
+// recordFields are the fields of a record object, for a line that is
+// one record.
+var recordFields = []recordField{
+	{"key", func(jr *jsonRecord) any { return &jr.Key }},
+	{"keyBase64", func(jr *jsonRecord) any { return &jr.KeyBase64 }},
+	{"value", func(jr *jsonRecord) any { return &jr.Value }},
+	{"valueBase64", func(jr *jsonRecord) any { return &jr.ValueBase64 }},
+	{"headers", func(jr *jsonRecord) any { return &jr.Headers }},
+	{"timestamp", func(jr *jsonRecord) any { return &jr.Timestamp }},
+	{"offset", func(jr *jsonRecord) any { return &jr.Offset }},
+	{"timestampType", func(jr *jsonRecord) any { return &jr.TimestampType }},
+}
+
+// jsonHeader is a header object of a record.
 type jsonHeader struct {
 	Key         *string `json:"key"`
+	KeyBase64   *string `json:"keyBase64"`
 	Value       *string `json:"value"`
 	ValueBase64 *string `json:"valueBase64"`
 }
@@ -151,7 +95,7 @@ type jsonHeader struct {
 // Limits of one line's batch. Without compression it is refused as soon
 // as it passes the store's batch limit; compressed, only its compressed
 // size counts there, so the records may take more, up to what a reader
-// inflates (and a line of maxLineBytes never reaches that).
+// inflates (and a line of MaxLineBytes never reaches that).
 const (
 	maxBatchBytes       = segment.DefaultMaxBatchBytes
 	maxInflatedBatch    = recordbatch.DefaultMaxRecordsBytes
@@ -159,7 +103,7 @@ const (
 	errBinaryTextAdvice = `JSON text is UTF-8: give binary keys and values as "keyBase64" and "valueBase64" (standard base64)`
 )
 
-// parseLine turns one line of JSON Lines input into a batch. The
+// ParseLine turns one line of JSON Lines input into a batch. The
 // records are appended to bld as they are decoded, one at a time, so a
 // line of a million records never holds a million Go values, and the
 // line is refused as soon as its batch passes the limit (see
@@ -167,7 +111,7 @@ const (
 // Build the returned spec with the same bld. Its errors are the reasons
 // of INVALID replies: they say what is wrong with the line, without a
 // package prefix.
-func parseLine(line []byte, def lineDefaults, bld *recordbatch.Builder) (*batchSpec, error) {
+func ParseLine(line []byte, def Defaults, bld *recordbatch.Builder) (*Batch, error) {
 	if err := checkText(line); err != nil {
 		return nil, err
 	}
@@ -188,14 +132,14 @@ var errCodecLate = errors.New("the codec came after the records")
 // lineParser decodes one line, streaming its records into bld.
 type lineParser struct {
 	line  []byte
-	def   lineDefaults
+	def   Defaults
 	bld   *recordbatch.Builder
 	codec *recordbatch.Codec // the line's "compression", once known
 
 	recordsLimit int // the limit the records were held to as they were decoded
 }
 
-func (p *lineParser) parse() (*batchSpec, error) {
+func (p *lineParser) parse() (*Batch, error) {
 	p.bld.Reset(0)
 	dec := json.NewDecoder(bytes.NewReader(p.line))
 	dec.DisallowUnknownFields()
@@ -211,6 +155,8 @@ func (p *lineParser) parse() (*batchSpec, error) {
 		return nil, fmt.Errorf("invalid JSON: a %s where the batch object belongs", tokenKind(tok))
 	}
 	var jb jsonBatch
+	var jr jsonRecord // the fields of a line that is one record
+	hasRecords, oneRecord := false, false
 	overflow := 0 // the record that passed the limit, from 1
 	for dec.More() {
 		tok, err := dec.Token()
@@ -219,8 +165,16 @@ func (p *lineParser) parse() (*batchSpec, error) {
 		}
 		name, _ := tok.(string)
 		if strings.EqualFold(name, "records") {
+			hasRecords = true
 			if overflow, err = p.records(dec); err != nil {
 				return nil, err
+			}
+			continue
+		}
+		if i := slices.IndexFunc(recordFields, func(f recordField) bool { return strings.EqualFold(f.name, name) }); i >= 0 {
+			oneRecord = true
+			if err := dec.Decode(recordFields[i].dst(&jr)); err != nil {
+				return nil, p.jsonError(fieldError(err, recordFields[i].name))
 			}
 			continue
 		}
@@ -232,7 +186,7 @@ func (p *lineParser) parse() (*batchSpec, error) {
 			return nil, p.jsonError(fieldError(err, batchFields[i].name))
 		}
 		if jb.Compression != nil && p.codec == nil {
-			c, err := parseCodecName(*jb.Compression)
+			c, err := ParseCodec(*jb.Compression)
 			if err != nil {
 				return nil, err
 			}
@@ -245,50 +199,59 @@ func (p *lineParser) parse() (*batchSpec, error) {
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, errors.New("invalid JSON: more after the batch object (one batch per line)")
 	}
-	s := &batchSpec{
-		topic:         p.def.topic,
-		partition:     p.def.partition,
-		producerID:    recordbatch.NoProducerID,
-		producerEpoch: recordbatch.NoProducerEpoch,
-		baseSequence:  recordbatch.NoSequence,
-		codec:         p.def.codec,
-		inBuilder:     true,
-	}
-	if jb.Compression != nil {
-		if s.codec, err = parseCodecName(*jb.Compression); err != nil {
+	if oneRecord {
+		if hasRecords || jb != (jsonBatch{}) {
+			return nil, errors.New(`invalid JSON: a line is a batch object (with "records") or one record object, not both`)
+		}
+		p.recordsLimit = p.limit(p.def.Codec)
+		if overflow, err = p.record(&jr, 1, p.recordsLimit); err != nil {
 			return nil, err
 		}
 	}
-	if overflow > 0 && p.limit(s.codec) > p.recordsLimit {
+	s := &Batch{
+		Topic:         p.def.Topic,
+		Partition:     p.def.Partition,
+		ProducerID:    recordbatch.NoProducerID,
+		ProducerEpoch: recordbatch.NoProducerEpoch,
+		BaseSequence:  recordbatch.NoSequence,
+		Codec:         p.def.Codec,
+		inBuilder:     true,
+	}
+	if jb.Compression != nil {
+		if s.Codec, err = ParseCodec(*jb.Compression); err != nil {
+			return nil, err
+		}
+	}
+	if overflow > 0 && p.limit(s.Codec) > p.recordsLimit {
 		return nil, errCodecLate
 	}
-	if overflow > 0 || p.bld.Size() > p.limit(s.codec) {
-		return nil, p.tooLarge(s.codec, max(overflow, p.bld.Len()))
+	if overflow > 0 || p.bld.Size() > p.limit(s.Codec) {
+		return nil, p.tooLarge(s.Codec, max(overflow, p.bld.Len()))
 	}
 	if jb.Topic != nil {
-		s.topic = *jb.Topic
+		s.Topic = *jb.Topic
 	}
 	if jb.Partition != nil {
-		if s.partition, err = int32Field("partition", *jb.Partition); err != nil {
+		if s.Partition, err = int32Field("partition", *jb.Partition); err != nil {
 			return nil, err
 		}
 	}
 	if jb.ProducerID != nil {
-		s.producerID = *jb.ProducerID
+		s.ProducerID = *jb.ProducerID
 	}
 	if jb.ProducerEpoch != nil {
 		if *jb.ProducerEpoch < math.MinInt16 || *jb.ProducerEpoch > math.MaxInt16 {
 			return nil, fmt.Errorf("producerEpoch %d is outside the 16-bit range", *jb.ProducerEpoch)
 		}
-		s.producerEpoch = int16(*jb.ProducerEpoch)
+		s.ProducerEpoch = int16(*jb.ProducerEpoch)
 	}
 	if jb.BaseSequence != nil {
-		if s.baseSequence, err = int32Field("baseSequence", *jb.BaseSequence); err != nil {
+		if s.BaseSequence, err = int32Field("baseSequence", *jb.BaseSequence); err != nil {
 			return nil, err
 		}
 	}
 	if jb.Transactional != nil {
-		s.transactional = *jb.Transactional
+		s.Transactional = *jb.Transactional
 	}
 	if p.bld.Len() == 0 {
 		return nil, errors.New("no records")
@@ -310,7 +273,7 @@ func (p *lineParser) limitUsed() int {
 	if p.codec != nil {
 		return p.limit(*p.codec)
 	}
-	return p.limit(p.def.codec)
+	return p.limit(p.def.Codec)
 }
 
 func (p *lineParser) tooLarge(c recordbatch.Codec, record int) error {
@@ -324,7 +287,7 @@ func (p *lineParser) tooLarge(c recordbatch.Codec, record int) error {
 // time. When the batch passes the limit it stops building and returns
 // the number of the record that passed it, reading the rest of the
 // array without keeping it (a "compression" field after it may still
-// raise the limit: then parseLine starts over).
+// raise the limit: then ParseLine starts over).
 func (p *lineParser) records(dec *json.Decoder) (overflow int, err error) {
 	p.bld.Reset(0) // a second "records" replaces the first, as in encoding/json
 	tok, err := dec.Token()
@@ -353,25 +316,17 @@ func (p *lineParser) records(dec *json.Decoder) (overflow int, err error) {
 		if err := dec.Decode(&jr); err != nil {
 			return 0, p.jsonError(fieldError(err, "records"))
 		}
-		if p.bld.Size()+jr.leastSize() > limit {
-			overflow = n
-			continue
+		if overflow, err = p.record(&jr, n, limit); err != nil {
+			return 0, err
 		}
-		r, err := jr.spec(p.def.timestamp)
-		if err != nil {
-			return 0, fmt.Errorf("record %d: %w", n, err)
-		}
-		if err := p.bld.Append(r.timestamp, r.key, r.value, r.headers); err != nil {
-			return 0, fmt.Errorf("record %d: %w", n, err)
-		}
-		if p.bld.Size() > limit {
-			overflow = n
+		if overflow > 0 && p.bld.Len() < n {
+			continue // refused before it was copied
 		}
 		if overflow > 0 && p.codec == nil && !containsFoldASCII(p.line, "compre") {
 			// No field can name a codec (any spelling that encoding/json
 			// matches to "compression" holds these letters): too large
 			// now, without reading the rest.
-			return 0, p.tooLarge(p.def.codec, overflow)
+			return 0, p.tooLarge(p.def.Codec, overflow)
 		}
 	}
 	if _, err := dec.Token(); err != nil { // the closing bracket
@@ -383,13 +338,33 @@ func (p *lineParser) records(dec *json.Decoder) (overflow int, err error) {
 	return overflow, nil
 }
 
+// record appends record n (from 1) to the builder, unless it would pass
+// limit before it is copied. overflow is n when the batch passes limit
+// with it (whether it was appended or not), else 0.
+func (p *lineParser) record(jr *jsonRecord, n, limit int) (overflow int, err error) {
+	if p.bld.Size()+jr.leastSize() > limit {
+		return n, nil
+	}
+	r, err := jr.spec(p.def.Timestamp)
+	if err != nil {
+		return 0, fmt.Errorf("record %d: %w", n, err)
+	}
+	if err := p.bld.Append(r.Timestamp, r.Key, r.Value, r.Headers); err != nil {
+		return 0, fmt.Errorf("record %d: %w", n, err)
+	}
+	if p.bld.Size() > limit {
+		return n, nil
+	}
+	return 0, nil
+}
+
 // leastSize is a lower bound of the bytes the record takes in a batch:
 // its key, value and headers, so that a huge one is refused before it
 // is copied.
 func (jr *jsonRecord) leastSize() int {
 	n := textLen(jr.Key) + textLen(jr.Value) + base64Len(jr.KeyBase64) + base64Len(jr.ValueBase64)
 	for _, h := range jr.Headers {
-		n += textLen(h.Key) + textLen(h.Value) + base64Len(h.ValueBase64)
+		n += textLen(h.Key) + base64Len(h.KeyBase64) + textLen(h.Value) + base64Len(h.ValueBase64)
 	}
 	return n
 }
@@ -461,30 +436,37 @@ func tokenKind(tok json.Token) string {
 	return "number"
 }
 
-func (jr *jsonRecord) spec(defaultTS int64) (recordSpec, error) {
-	r := recordSpec{timestamp: defaultTS}
+func (jr *jsonRecord) spec(defaultTS int64) (Record, error) {
+	r := Record{Timestamp: defaultTS}
 	if jr.Timestamp != nil {
-		r.timestamp = *jr.Timestamp
+		r.Timestamp = *jr.Timestamp
 	}
-	if err := checkTimestamp(r.timestamp); err != nil {
+	if err := CheckTimestamp(r.Timestamp); err != nil {
 		return r, err
+	}
+	if t := jr.TimestampType; t != nil && *t != recordbatch.CreateTime.String() && *t != recordbatch.LogAppendTime.String() {
+		return r, fmt.Errorf("timestampType %q: want %s or %s", *t, recordbatch.CreateTime, recordbatch.LogAppendTime)
 	}
 	var err error
-	if r.key, err = textOrBase64("key", jr.Key, jr.KeyBase64); err != nil {
+	if r.Key, err = textOrBase64("key", jr.Key, jr.KeyBase64); err != nil {
 		return r, err
 	}
-	if r.value, err = textOrBase64("value", jr.Value, jr.ValueBase64); err != nil {
+	if r.Value, err = textOrBase64("value", jr.Value, jr.ValueBase64); err != nil {
 		return r, err
 	}
 	for i, jh := range jr.Headers {
-		if jh.Key == nil {
+		if jh.Key == nil && jh.KeyBase64 == nil {
 			return r, fmt.Errorf("header %d: a header key is required (it may be empty, not null)", i+1)
+		}
+		k, err := textOrBase64("key", jh.Key, jh.KeyBase64)
+		if err != nil {
+			return r, fmt.Errorf("header %d: %w", i+1, err)
 		}
 		v, err := textOrBase64("value", jh.Value, jh.ValueBase64)
 		if err != nil {
 			return r, fmt.Errorf("header %d: %w", i+1, err)
 		}
-		r.headers = append(r.headers, recordbatch.RecordHeader{Key: []byte(*jh.Key), Value: v})
+		r.Headers = append(r.Headers, recordbatch.RecordHeader{Key: k, Value: v})
 	}
 	return r, nil
 }
@@ -548,66 +530,6 @@ func (p *lineParser) jsonError(err error) error {
 	return fmt.Errorf("invalid JSON: %s", strings.TrimPrefix(err.Error(), "json: "))
 }
 
-// checkText refuses a line that is not valid UTF-8, or whose strings
-// escape half of a UTF-16 surrogate pair: encoding/json would replace
-// either with U+FFFD, so the stored bytes would differ from the line's.
-// The error names the first bad byte, as a byte, and its position (from
-// 0) in the line.
-func checkText(line []byte) error {
-	if !utf8.Valid(line) {
-		at := 0
-		for at < len(line) {
-			r, n := utf8.DecodeRune(line[at:])
-			if r == utf8.RuneError && n <= 1 {
-				break
-			}
-			at += n
-		}
-		return fmt.Errorf("invalid UTF-8: byte 0x%02x at %d; %s", line[at], at, errBinaryTextAdvice)
-	}
-	for i := 0; ; {
-		j := bytes.Index(line[i:], []byte(`\u`))
-		if j < 0 {
-			return nil
-		}
-		at := i + j
-		i = at + 2
-		if !escaped(line, at) {
-			continue // an escaped backslash, then a 'u'
-		}
-		r, ok := hex4(line[at+2:])
-		if !ok || !utf16.IsSurrogate(r) {
-			continue // not a surrogate (or bad JSON, which the decoder reports)
-		}
-		if r < 0xdc00 && len(line) >= at+12 && line[at+6] == '\\' && line[at+7] == 'u' {
-			if r2, ok := hex4(line[at+8:]); ok && utf16.DecodeRune(r, r2) != utf8.RuneError {
-				i = at + 12 // a whole pair: one character
-				continue
-			}
-		}
-		return fmt.Errorf("invalid JSON text at byte %d: %s is half of a UTF-16 surrogate pair, not a character; %s", at, line[at:at+6], errBinaryTextAdvice)
-	}
-}
-
-// escaped says the backslash at line[at] starts an escape: an even number
-// of backslashes come before it.
-func escaped(line []byte, at int) bool {
-	n := 0
-	for k := at - 1; k >= 0 && line[k] == '\\'; k-- {
-		n++
-	}
-	return n%2 == 0
-}
-
-// hex4 reads the 4 hex digits of a \u escape.
-func hex4(b []byte) (rune, bool) {
-	if len(b) < 4 {
-		return 0, false
-	}
-	r, err := strconv.ParseUint(string(b[:4]), 16, 16)
-	return rune(r), err == nil
-}
-
 // jsonTypeName names, for a user, what a field of the line format holds.
 func jsonTypeName(k reflect.Kind) string {
 	switch k {
@@ -624,68 +546,3 @@ func jsonTypeName(k reflect.Kind) string {
 	}
 	return "another type"
 }
-
-// lineReader reads --input line by line. A line longer than maxLineBytes
-// is skipped to its end and reported, so memory stays bounded.
-type lineReader struct {
-	r   *bufio.Reader
-	buf []byte
-	n   int // number of the line last read, from 1
-}
-
-func newLineReader(r io.Reader) *lineReader {
-	return &lineReader{r: bufio.NewReaderSize(r, 64<<10)}
-}
-
-// next returns the next line without its line ending. tooLong says the
-// line was longer than maxLineBytes and was dropped. At the end of the
-// input it returns io.EOF.
-func (l *lineReader) next() (line []byte, tooLong bool, err error) {
-	l.buf = l.buf[:0]
-	read := false
-	for {
-		frag, err := l.r.ReadSlice('\n')
-		read = read || len(frag) > 0
-		if !tooLong {
-			if len(l.buf)+len(frag) > maxLineBytes+2 { // +2 for "\r\n"
-				tooLong = true
-				l.buf = l.buf[:0]
-			} else {
-				l.grow(len(frag))
-				l.buf = append(l.buf, frag...)
-			}
-		}
-		switch {
-		case err == bufio.ErrBufferFull:
-			continue
-		case err == io.EOF && read:
-			// The last line, without a final newline.
-		case err != nil:
-			return nil, false, err
-		}
-		l.n++
-		line = bytes.TrimSuffix(bytes.TrimSuffix(l.buf, []byte("\n")), []byte("\r"))
-		if !tooLong && len(line) > maxLineBytes {
-			tooLong = true
-		}
-		return line, tooLong, nil
-	}
-}
-
-// grow makes room for n more bytes in buf, doubling its capacity (up to
-// a whole line) so that reading a long line allocates at most about
-// twice the line, where append's smaller steps for large slices would
-// leave five times as much behind.
-func (l *lineReader) grow(n int) {
-	if len(l.buf)+n <= cap(l.buf) {
-		return
-	}
-	c := max(2*cap(l.buf), len(l.buf)+n, 64<<10)
-	if 2*c > maxLineBytes {
-		c = max(maxLineBytes+2, len(l.buf)+n) // the last step: a whole line
-	}
-	l.buf = append(make([]byte, 0, c), l.buf...)
-}
-
-// isBlank says a line holds only white space: it is skipped.
-func isBlank(line []byte) bool { return len(bytes.TrimSpace(line)) == 0 }

@@ -1,52 +1,36 @@
-package main
+package inspect
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// groupMemberJSON is one member of a group described by a running
-// server.
-type groupMemberJSON struct {
-	MemberID   string             `json:"memberId"`
-	InstanceID *string            `json:"instanceId"`
-	ClientID   string             `json:"clientId"`
-	ClientHost string             `json:"clientHost"`
-	Assignment map[string][]int32 `json:"assignment"`
-}
-
-// runGroupsWire is groups --bootstrap: the groups of a running server
-// (ListGroups, DescribeGroups), with their members and assignments, and
-// their committed offsets (OffsetFetch) and lag against the high
-// watermarks (ListOffsets), as kafka-consumer-groups.sh asks a broker.
-func runGroupsWire(ctx context.Context, o *groupsOptions) error {
-	ctx, cancel := context.WithTimeout(ctx, o.requestTimeout)
-	defer cancel()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(o.bootstrap))
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
+// BrokerGroups asks a broker, as kafka-consumer-groups.sh does, for its
+// groups (ListGroups; only group when it is not empty), and describes
+// them (DescribeGroups): their state and members, with the assignment
+// decoded for groups of protocol type "consumer". With detail it adds
+// each group's committed offsets (OffsetFetch) and their lag to the high
+// watermarks (ListOffsets). Generation is -1, and so is each offset's
+// CommittedAt: the protocol does not carry them. A group the broker does
+// not know is described as Dead.
+func BrokerGroups(ctx context.Context, cl *kgo.Client, group string, detail bool) ([]Group, error) {
 	var names []string
-	if o.group != "" {
-		names = []string{o.group}
+	if group != "" {
+		names = []string{group}
 	} else {
 		lresp, err := kmsg.NewPtrListGroupsRequest().RequestWith(ctx, cl)
 		if err != nil {
-			return fmt.Errorf("ListGroups: %w", err)
+			return nil, fmt.Errorf("ListGroups: %w", err)
 		}
 		if err := kerr.ErrorForCode(lresp.ErrorCode); err != nil {
-			return fmt.Errorf("ListGroups: %w", err)
+			return nil, fmt.Errorf("ListGroups: %w", err)
 		}
 		for _, g := range lresp.Groups {
 			names = append(names, g.Group)
@@ -54,26 +38,23 @@ func runGroupsWire(ctx context.Context, o *groupsOptions) error {
 		slices.Sort(names)
 	}
 	if len(names) == 0 {
-		return nil
+		return nil, nil
 	}
 	dreq := kmsg.NewPtrDescribeGroupsRequest()
 	dreq.Groups = names
 	dresp, err := dreq.RequestWith(ctx, cl)
 	if err != nil {
-		return fmt.Errorf("DescribeGroups: %w", err)
+		return nil, fmt.Errorf("DescribeGroups: %w", err)
 	}
-	detail := o.describe || o.group != ""
-	out := bufio.NewWriter(o.stdout)
+	var groups []Group
 	for _, d := range dresp.Groups {
 		if err := kerr.ErrorForCode(d.ErrorCode); err != nil {
-			return fmt.Errorf("DescribeGroups %q: %w", d.Group, err)
+			return nil, fmt.Errorf("DescribeGroups %q: %w", d.Group, err)
 		}
-		if o.group != "" && d.State == "Dead" {
-			return fmt.Errorf("the server at %s has no group %q", o.bootstrap, o.group)
-		}
-		j := groupJSON{Group: d.Group, ProtocolType: d.ProtocolType, State: d.State, Generation: -1, Offsets: []groupOffsetJSON{}, Members: []groupMemberJSON{}}
+		j := Group{Group: d.Group, ProtocolType: d.ProtocolType, State: d.State, Generation: -1,
+			Offsets: []GroupOffset{}, Members: []GroupMember{}, fromBroker: true}
 		for _, m := range d.Members {
-			mj := groupMemberJSON{MemberID: m.MemberID, InstanceID: m.InstanceID, ClientID: m.ClientID, ClientHost: m.ClientHost, Assignment: map[string][]int32{}}
+			mj := GroupMember{MemberID: m.MemberID, InstanceID: m.InstanceID, ClientID: m.ClientID, ClientHost: m.ClientHost, Assignment: map[string][]int32{}}
 			var a kmsg.ConsumerMemberAssignment
 			if d.ProtocolType == "consumer" && len(m.MemberAssignment) > 0 && a.ReadFrom(m.MemberAssignment) == nil {
 				for _, t := range a.Topics {
@@ -83,9 +64,9 @@ func runGroupsWire(ctx context.Context, o *groupsOptions) error {
 			}
 			j.Members = append(j.Members, mj)
 		}
-		if detail {
+		if detail && (group == "" || d.State != "Dead") { // the caller refuses a Dead group it named
 			if j.Offsets, err = wireOffsets(ctx, cl, d.Group); err != nil {
-				return err
+				return nil, err
 			}
 			for _, oj := range j.Offsets {
 				if oj.Lag != nil {
@@ -93,45 +74,14 @@ func runGroupsWire(ctx context.Context, o *groupsOptions) error {
 				}
 			}
 		}
-		if o.json {
-			if err := writeGroupJSON(out, j, detail); err != nil {
-				return err
-			}
-			continue
-		}
-		fmt.Fprintf(out, "group=%s state=%s protocolType=%s members=%d\n", strconv.Quote(d.Group), d.State, strconv.Quote(d.ProtocolType), len(d.Members))
-		if !detail {
-			continue
-		}
-		for _, m := range j.Members {
-			inst := "none"
-			if m.InstanceID != nil {
-				inst = strconv.Quote(*m.InstanceID)
-			}
-			var as []string
-			for _, t := range slices.Sorted(maps.Keys(m.Assignment)) {
-				ps := make([]string, len(m.Assignment[t]))
-				for i, p := range m.Assignment[t] {
-					ps[i] = strconv.Itoa(int(p))
-				}
-				as = append(as, t+":"+strings.Join(ps, ","))
-			}
-			fmt.Fprintf(out, "group=%s member=%s instanceId=%s clientId=%s host=%s assignment=%s\n",
-				strconv.Quote(d.Group), strconv.Quote(m.MemberID), inst, strconv.Quote(m.ClientID), m.ClientHost, strings.Join(as, ";"))
-		}
-		for _, oj := range j.Offsets {
-			writeOffsetLine(out, d.Group, oj)
-		}
+		groups = append(groups, j)
 	}
-	if err := out.Flush(); err != nil {
-		return fmt.Errorf("writing the groups: %w", err)
-	}
-	return nil
+	return groups, nil
 }
 
 // wireOffsets asks for every committed offset of group and the high
 // watermark of each of their partitions.
-func wireOffsets(ctx context.Context, cl *kgo.Client, group string) ([]groupOffsetJSON, error) {
+func wireOffsets(ctx context.Context, cl *kgo.Client, group string) ([]GroupOffset, error) {
 	freq := kmsg.NewPtrOffsetFetchRequest()
 	freq.Group = group
 	fg := kmsg.NewOffsetFetchRequestGroup()
@@ -141,12 +91,12 @@ func wireOffsets(ctx context.Context, cl *kgo.Client, group string) ([]groupOffs
 	if err != nil {
 		return nil, fmt.Errorf("OffsetFetch %q: %w", group, err)
 	}
-	var offs []groupOffsetJSON
+	var offs []GroupOffset
 	add := func(topic string, p int32, off int64, epoch int32, md *string, code int16) error {
 		if err := kerr.ErrorForCode(code); err != nil {
 			return fmt.Errorf("OffsetFetch %q %s-%d: %w", group, topic, p, err)
 		}
-		oj := groupOffsetJSON{Topic: topic, Partition: p, Committed: off, LeaderEpoch: epoch, CommittedAt: -1}
+		oj := GroupOffset{Topic: topic, Partition: p, Committed: off, LeaderEpoch: epoch, CommittedAt: -1}
 		if md != nil {
 			oj.Metadata = *md
 		}
@@ -213,7 +163,7 @@ func wireOffsets(ctx context.Context, cl *kgo.Client, group string) ([]groupOffs
 			offs[i].End, offs[i].Lag = &e, &lag
 		}
 	}
-	slices.SortFunc(offs, func(a, b groupOffsetJSON) int {
+	slices.SortFunc(offs, func(a, b GroupOffset) int {
 		if c := strings.Compare(a.Topic, b.Topic); c != 0 {
 			return c
 		}
@@ -221,6 +171,3 @@ func wireOffsets(ctx context.Context, cl *kgo.Client, group string) ([]groupOffs
 	})
 	return offs, nil
 }
-
-// defaultGroupsRequestTimeout bounds groups --bootstrap's requests.
-const defaultGroupsRequestTimeout = 30 * time.Second
