@@ -1,6 +1,7 @@
 package kafkaserver
 
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -31,16 +32,16 @@ func handleCreateTopics(s *Server, c *conn, req kmsg.Request, p *pending) error 
 
 func (s *Server) createTopic(rt *kmsg.CreateTopicsRequestTopic, st *kmsg.CreateTopicsResponseTopic, validateOnly bool) (int16, string) {
 	if rt.ReplicationFactor != -1 && rt.ReplicationFactor != 1 {
-		return errInvalidReplicationFact, "logstore is one broker: the replication factor must be 1 or -1"
+		return kerr.InvalidReplicationFactor.Code, "logstore is one broker: the replication factor must be 1 or -1"
 	}
 	n := rt.NumPartitions
 	if len(rt.ReplicaAssignment) > 0 {
 		if n != -1 {
-			return errInvalidRequest, "both a partition count and a replica assignment were given"
+			return kerr.InvalidRequest.Code, "both a partition count and a replica assignment were given"
 		}
 		for i, a := range rt.ReplicaAssignment {
 			if a.Partition != int32(i) || len(a.Replicas) != 1 || a.Replicas[0] != nodeID {
-				return errInvalidReplicaAssign, "a replica assignment must give partitions 0, 1, ... each to broker 0 alone"
+				return kerr.InvalidReplicaAssignment.Code, "a replica assignment must give partitions 0, 1, ... each to broker 0 alone"
 			}
 		}
 		n = int32(len(rt.ReplicaAssignment))
@@ -57,7 +58,7 @@ func (s *Server) createTopic(rt *kmsg.CreateTopicsRequestTopic, st *kmsg.CreateT
 	t, err := s.cat.CreateTopic(rt.Topic, n, configs, validateOnly)
 	if err != nil {
 		code := topicErrorCode(err)
-		if code == errKafkaStorageError {
+		if code == kerr.KafkaStorageError.Code {
 			s.log.Error("kafka CreateTopics failed", "topic", rt.Topic, "err", err.Error())
 		}
 		return code, err.Error()

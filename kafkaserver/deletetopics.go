@@ -1,6 +1,7 @@
 package kafkaserver
 
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -30,7 +31,7 @@ func handleDeleteTopics(s *Server, c *conn, req kmsg.Request, p *pending) error 
 		if tg.name != nil {
 			name = *tg.name
 		} else {
-			st.ErrorCode = errUnknownTopicID
+			st.ErrorCode = kerr.UnknownTopicID.Code
 			for _, t := range s.cat.Topics() {
 				if t.ID == tg.id {
 					name, st.ErrorCode = t.Name, errNone
@@ -45,7 +46,7 @@ func handleDeleteTopics(s *Server, c *conn, req kmsg.Request, p *pending) error 
 				st.ErrorCode = topicErrorCode(err)
 				msg := err.Error()
 				st.ErrorMessage = &msg
-				if st.ErrorCode == errKafkaStorageError {
+				if st.ErrorCode == kerr.KafkaStorageError.Code {
 					s.log.Error("kafka DeleteTopics failed", "topic", name, "err", msg)
 				}
 			} else {

@@ -1,13 +1,11 @@
 package kafkaserver
 
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/logstore/logstore/txncoord"
 )
-
-// errTransactionalIDNotFound is Kafka's TRANSACTIONAL_ID_NOT_FOUND.
-const errTransactionalIDNotFound int16 = 105
 
 // handleDescribeTransactions answers DescribeTransactions (v0) from the
 // coordinator, as Kafka's handleDescribeTransactions: per transactional
@@ -26,9 +24,9 @@ func handleDescribeTransactions(s *Server, c *conn, req kmsg.Request, p *pending
 		tx, ok := s.txn.Describe(id)
 		switch {
 		case id == "":
-			st.ErrorCode = errInvalidRequest
+			st.ErrorCode = kerr.InvalidRequest.Code
 		case !ok:
-			st.ErrorCode = errTransactionalIDNotFound
+			st.ErrorCode = kerr.TransactionalIDNotFound.Code
 		default:
 			fillDescribedTxn(&st, tx)
 		}

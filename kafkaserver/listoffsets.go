@@ -1,6 +1,7 @@
 package kafkaserver
 
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/logstore/logstore"
@@ -72,7 +73,7 @@ func (s *Server) listOffset(part *logstore.Partition, ts int64, committed bool, 
 		return errNone
 	}
 	if ts < 0 {
-		return errInvalidRequest
+		return kerr.InvalidRequest.Code
 	}
 	off, err := part.OffsetForTime(ts)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"net"
 	"strconv"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -40,7 +41,7 @@ func handleMetadata(s *Server, c *conn, req kmsg.Request, p *pending) error {
 			// By topic id (v10+).
 			mt := kmsg.NewMetadataResponseTopic()
 			mt.TopicID = rt.TopicID
-			mt.ErrorCode = errUnknownTopicID
+			mt.ErrorCode = kerr.UnknownTopicID.Code
 			for _, t := range s.cat.Topics() {
 				if t.ID == rt.TopicID {
 					mt = metadataTopic(t)
@@ -68,7 +69,7 @@ func handleMetadata(s *Server, c *conn, req kmsg.Request, p *pending) error {
 		if !ok {
 			mt := kmsg.NewMetadataResponseTopic()
 			mt.Topic = &name
-			mt.ErrorCode = errUnknownTopicOrPartition
+			mt.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			p.setErr(mt.ErrorCode)
 			resp.Topics = append(resp.Topics, mt)
 			continue
