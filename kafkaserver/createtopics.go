@@ -1,5 +1,18 @@
 package kafkaserver
 
+// CreateTopics (key 19), versions 0-7 advertised.
+//
+//   - v1: ValidateOnly and an error message per topic. v2:
+//     ThrottleMillis.
+//   - v4 (KIP-464): -1 partitions or replication factor for the broker's
+//     default.
+//   - v5 (KIP-525): flexible, and the partitions, replication factor and
+//     configs of the topic in the response. v6: the same as v5.
+//   - v7 (KIP-516): the topic id in the response.
+//
+// The topics go into the catalog, which makes their partition
+// directories.
+
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -14,6 +27,7 @@ import (
 func handleCreateTopics(s *Server, c *conn, req kmsg.Request, p *pending) error {
 	r := req.(*kmsg.CreateTopicsRequest)
 	resp := r.ResponseKind().(*kmsg.CreateTopicsResponse)
+	p.resp = resp
 	for _, rt := range r.Topics {
 		st := kmsg.NewCreateTopicsResponseTopic()
 		st.Topic = rt.Topic
@@ -26,7 +40,6 @@ func handleCreateTopics(s *Server, c *conn, req kmsg.Request, p *pending) error 
 		p.setErr(code)
 		resp.Topics = append(resp.Topics, st)
 	}
-	p.resp = resp
 	return nil
 }
 

@@ -1,5 +1,13 @@
 package kafkaserver
 
+// DeleteTopics (key 20), versions 0-6 advertised.
+//
+//   - v1: ThrottleMillis. v4: flexible. v5: an error message per topic.
+//   - v6 (KIP-516): topics by name or by topic id.
+//
+// The catalog deletes the topic and removes its partition directories
+// durably before the answer.
+
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -10,6 +18,7 @@ import (
 func handleDeleteTopics(s *Server, c *conn, req kmsg.Request, p *pending) error {
 	r := req.(*kmsg.DeleteTopicsRequest)
 	resp := r.ResponseKind().(*kmsg.DeleteTopicsResponse)
+	p.resp = resp
 	type target struct {
 		name *string
 		id   [16]byte
@@ -57,6 +66,5 @@ func handleDeleteTopics(s *Server, c *conn, req kmsg.Request, p *pending) error 
 		p.setErr(st.ErrorCode)
 		resp.Topics = append(resp.Topics, st)
 	}
-	p.resp = resp
 	return nil
 }

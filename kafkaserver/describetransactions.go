@@ -1,5 +1,10 @@
 package kafkaserver
 
+// DescribeTransactions (key 65), version 0 advertised (KIP-664, the
+// only version; flexible).
+//
+// For each transactional id, its state in the transaction coordinator.
+
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -17,6 +22,7 @@ import (
 func handleDescribeTransactions(s *Server, c *conn, req kmsg.Request, p *pending) error {
 	r := req.(*kmsg.DescribeTransactionsRequest)
 	resp := r.ResponseKind().(*kmsg.DescribeTransactionsResponse)
+	p.resp = resp
 	for _, id := range r.TransactionalIDs {
 		st := kmsg.NewDescribeTransactionsResponseTransactionState()
 		st.TransactionalID = id
@@ -33,7 +39,6 @@ func handleDescribeTransactions(s *Server, c *conn, req kmsg.Request, p *pending
 		p.setErr(st.ErrorCode)
 		resp.TransactionStates = append(resp.TransactionStates, st)
 	}
-	p.resp = resp
 	return nil
 }
 

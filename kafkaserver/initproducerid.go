@@ -34,8 +34,8 @@ import (
 func handleInitProducerID(s *Server, c *conn, req kmsg.Request, p *pending) error {
 	r := req.(*kmsg.InitProducerIDRequest)
 	resp := r.ResponseKind().(*kmsg.InitProducerIDResponse)
-	resp.ProducerID, resp.ProducerEpoch = -1, -1
 	p.resp = resp
+	resp.ProducerID, resp.ProducerEpoch = -1, -1
 	if r.TransactionalID != nil {
 		s.initTransactional(c, r, resp, p)
 		return nil
