@@ -1,5 +1,12 @@
 package kafkaserver
 
+// The transaction coordinator's wiring: the transaction APIs
+// (initproducerid.go, addpartitionstotxn.go, addoffsetstotxn.go,
+// txnoffsetcommit.go, endtxn.go, describetransactions.go,
+// listtransactions.go) answer from package txncoord, which this file
+// opens, feeds its markers (through the group coordinator for the
+// offsets partition) and maps the errors of (txnCode, produceCode).
+
 import (
 	"errors"
 	"strconv"
@@ -82,12 +89,12 @@ func (s *Server) txnCall(fn func()) func() {
 }
 
 // txnCode maps a coordinator error to its Kafka code, as Kafka's
-// coordinator answers it; a coordinator closed under the request (the
+// coordinator answers it. A coordinator closed under the request (the
 // server closing) is 15, without a log line. Any other error that is
-// not one of the sentinels is
-// a storage failure of transactions.db: it is logged and answered
-// COORDINATOR_NOT_AVAILABLE (15), which is what Kafka answers when the
-// append to its transaction log fails, and on which clients retry.
+// not one of the sentinels is a storage failure of transactions.db: it
+// is logged and answered COORDINATOR_NOT_AVAILABLE (15), which is what
+// Kafka answers when the append to its transaction log fails, and on
+// which clients retry.
 func (s *Server) txnCode(op, txnID string, err error) int16 {
 	switch {
 	case err == nil:
