@@ -2,7 +2,8 @@ package kafkaserver
 
 // AddPartitionsToTxn (key 24), versions 0-3 advertised: the client's.
 //
-//   - v1: the same as v0.
+//   - v1 (KIP-219): the client applies the throttle; logstore never
+//     throttles, so v1 answers as v0.
 //   - v2 (KIP-588): PRODUCER_FENCED (90) for a fenced epoch; before v2
 //     it is INVALID_PRODUCER_EPOCH (47), as Kafka answers older clients.
 //   - v3: flexible.

@@ -2,7 +2,9 @@ package kafkaserver
 
 // DeleteGroups (key 42), versions 0-2 advertised.
 //
-//   - v1: the same as v0. v2: flexible.
+//   - v1 (KIP-219): the client applies the throttle; logstore never
+//     throttles, so v1 answers as v0.
+//   - v2: flexible.
 //
 // An Empty group is deleted with its offsets, answered once that is
 // durable in groups.db (answerLater). A group with members is

@@ -2,7 +2,9 @@ package kafkaserver
 
 // InitProducerId (key 22), versions 0-4 advertised.
 //
-//   - v1: the same as v0. v2: flexible.
+//   - v1 (KIP-219): the client applies the throttle; logstore never
+//     throttles, so v1 answers as v0.
+//   - v2: flexible.
 //   - v3 (KIP-360): the producer id and epoch the client has (-1 and -1
 //     for none), so a transactional producer can recover its id.
 //   - v4 (KIP-588): PRODUCER_FENCED (90) for a fenced epoch; before v4

@@ -2,7 +2,8 @@ package kafkaserver
 
 // TxnOffsetCommit (key 28), versions 0-3 advertised.
 //
-//   - v1: the same as v0.
+//   - v1 (KIP-219): the client applies the throttle; logstore never
+//     throttles, so v1 answers as v0.
 //   - v2 (KIP-320): LeaderEpoch per partition.
 //   - v3 (KIP-447): the consumer's generation, member id and instance
 //     id, checked as OffsetCommit's are; before v3 none is checked.
