@@ -5,7 +5,8 @@ import "github.com/twmb/franz-go/pkg/kerr"
 // The short names the tests give the error codes they expect, each
 // kerr's code: the server itself writes kerr.X.Code. The names are the
 // ones the server used before it took kerr's, so tests written against
-// them still read the same. errNone, errUnknownTopicOrPartition and
+// them still read the same (those no test uses are left out: a new test
+// writes kerr.X.Code). errNone, errUnknownTopicOrPartition and
 // errOffsetOutOfRange are the server's (handlers.go).
 var (
 	errCorruptMessage          = kerr.CorruptMessage.Code
@@ -14,12 +15,10 @@ var (
 	errCoordinatorNotAvailable = kerr.CoordinatorNotAvailable.Code
 	errInvalidTopic            = kerr.InvalidTopicException.Code
 	errInvalidRequiredAcks     = kerr.InvalidRequiredAcks.Code
-	errInvalidTimestamp        = kerr.InvalidTimestamp.Code
 	errUnsupportedVersion      = kerr.UnsupportedVersion.Code
 	errTopicAlreadyExists      = kerr.TopicAlreadyExists.Code
 	errInvalidPartitions       = kerr.InvalidPartitions.Code
 	errInvalidReplicationFact  = kerr.InvalidReplicationFactor.Code
-	errInvalidReplicaAssign    = kerr.InvalidReplicaAssignment.Code
 	errInvalidConfig           = kerr.InvalidConfig.Code
 	errInvalidRequest          = kerr.InvalidRequest.Code
 	errOutOfOrderSequence      = kerr.OutOfOrderSequenceNumber.Code
@@ -37,6 +36,5 @@ var (
 	errProducerFenced          = kerr.ProducerFenced.Code
 	errUnknownTopicID          = kerr.UnknownTopicID.Code
 	errNotCoordinator          = kerr.NotCoordinator.Code
-	errInvalidGroupID          = kerr.InvalidGroupID.Code
 	errTransactionalIDNotFound = kerr.TransactionalIDNotFound.Code
 )
