@@ -26,8 +26,8 @@ import (
 // error, which kerr does not name.
 const errNone int16 = 0
 
-// The two codes the partition lookup and the fetch read name by a name
-// of their own: their bodies are kept as they are.
+// Two codes keep a short name, which partition and fetch.build use them
+// by.
 var (
 	errUnknownTopicOrPartition = kerr.UnknownTopicOrPartition.Code
 	errOffsetOutOfRange        = kerr.OffsetOutOfRange.Code
