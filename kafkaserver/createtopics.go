@@ -1,6 +1,20 @@
 package kafkaserver
 
+// CreateTopics (key 19), versions 0-7 advertised.
+//
+//   - v1: ValidateOnly and an error message per topic. v2:
+//     ThrottleMillis.
+//   - v4 (KIP-464): -1 partitions or replication factor for the broker's
+//     default.
+//   - v5 (KIP-525): flexible, and the partitions, replication factor and
+//     configs of the topic in the response. v6: the same as v5.
+//   - v7 (KIP-516): the topic id in the response.
+//
+// The topics go into the catalog, which makes their partition
+// directories.
+
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -13,6 +27,7 @@ import (
 func handleCreateTopics(s *Server, c *conn, req kmsg.Request, p *pending) error {
 	r := req.(*kmsg.CreateTopicsRequest)
 	resp := r.ResponseKind().(*kmsg.CreateTopicsResponse)
+	p.resp = resp
 	for _, rt := range r.Topics {
 		st := kmsg.NewCreateTopicsResponseTopic()
 		st.Topic = rt.Topic
@@ -25,22 +40,21 @@ func handleCreateTopics(s *Server, c *conn, req kmsg.Request, p *pending) error 
 		p.setErr(code)
 		resp.Topics = append(resp.Topics, st)
 	}
-	p.resp = resp
 	return nil
 }
 
 func (s *Server) createTopic(rt *kmsg.CreateTopicsRequestTopic, st *kmsg.CreateTopicsResponseTopic, validateOnly bool) (int16, string) {
 	if rt.ReplicationFactor != -1 && rt.ReplicationFactor != 1 {
-		return errInvalidReplicationFact, "logstore is one broker: the replication factor must be 1 or -1"
+		return kerr.InvalidReplicationFactor.Code, "logstore is one broker: the replication factor must be 1 or -1"
 	}
 	n := rt.NumPartitions
 	if len(rt.ReplicaAssignment) > 0 {
 		if n != -1 {
-			return errInvalidRequest, "both a partition count and a replica assignment were given"
+			return kerr.InvalidRequest.Code, "both a partition count and a replica assignment were given"
 		}
 		for i, a := range rt.ReplicaAssignment {
 			if a.Partition != int32(i) || len(a.Replicas) != 1 || a.Replicas[0] != nodeID {
-				return errInvalidReplicaAssign, "a replica assignment must give partitions 0, 1, ... each to broker 0 alone"
+				return kerr.InvalidReplicaAssignment.Code, "a replica assignment must give partitions 0, 1, ... each to broker 0 alone"
 			}
 		}
 		n = int32(len(rt.ReplicaAssignment))
@@ -57,7 +71,7 @@ func (s *Server) createTopic(rt *kmsg.CreateTopicsRequestTopic, st *kmsg.CreateT
 	t, err := s.cat.CreateTopic(rt.Topic, n, configs, validateOnly)
 	if err != nil {
 		code := topicErrorCode(err)
-		if code == errKafkaStorageError {
+		if code == kerr.KafkaStorageError.Code {
 			s.log.Error("kafka CreateTopics failed", "topic", rt.Topic, "err", err.Error())
 		}
 		return code, err.Error()

@@ -1,6 +1,15 @@
 package kafkaserver
 
+// DeleteTopics (key 20), versions 0-6 advertised.
+//
+//   - v1: ThrottleMillis. v4: flexible. v5: an error message per topic.
+//   - v6 (KIP-516): topics by name or by topic id.
+//
+// The catalog deletes the topic and removes its partition directories
+// durably before the answer.
+
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -9,6 +18,7 @@ import (
 func handleDeleteTopics(s *Server, c *conn, req kmsg.Request, p *pending) error {
 	r := req.(*kmsg.DeleteTopicsRequest)
 	resp := r.ResponseKind().(*kmsg.DeleteTopicsResponse)
+	p.resp = resp
 	type target struct {
 		name *string
 		id   [16]byte
@@ -30,7 +40,7 @@ func handleDeleteTopics(s *Server, c *conn, req kmsg.Request, p *pending) error 
 		if tg.name != nil {
 			name = *tg.name
 		} else {
-			st.ErrorCode = errUnknownTopicID
+			st.ErrorCode = kerr.UnknownTopicID.Code
 			for _, t := range s.cat.Topics() {
 				if t.ID == tg.id {
 					name, st.ErrorCode = t.Name, errNone
@@ -45,7 +55,7 @@ func handleDeleteTopics(s *Server, c *conn, req kmsg.Request, p *pending) error 
 				st.ErrorCode = topicErrorCode(err)
 				msg := err.Error()
 				st.ErrorMessage = &msg
-				if st.ErrorCode == errKafkaStorageError {
+				if st.ErrorCode == kerr.KafkaStorageError.Code {
 					s.log.Error("kafka DeleteTopics failed", "topic", name, "err", msg)
 				}
 			} else {
@@ -56,6 +66,5 @@ func handleDeleteTopics(s *Server, c *conn, req kmsg.Request, p *pending) error 
 		p.setErr(st.ErrorCode)
 		resp.Topics = append(resp.Topics, st)
 	}
-	p.resp = resp
 	return nil
 }

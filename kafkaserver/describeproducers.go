@@ -1,5 +1,11 @@
 package kafkaserver
 
+// DescribeProducers (key 61), version 0 advertised (KIP-664, the only
+// version; flexible).
+//
+// For each partition asked, the producers its producer state
+// remembers.
+
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -18,24 +24,22 @@ import (
 func handleDescribeProducers(s *Server, c *conn, req kmsg.Request, p *pending) error {
 	r := req.(*kmsg.DescribeProducersRequest)
 	resp := r.ResponseKind().(*kmsg.DescribeProducersResponse)
-	for _, rt := range r.Topics {
-		st := kmsg.NewDescribeProducersResponseTopic()
+	p.resp = resp
+	resp.Topics = answerEach(r.Topics, func(rt *kmsg.DescribeProducersRequestTopic, st *kmsg.DescribeProducersResponseTopic) {
+		*st = kmsg.NewDescribeProducersResponseTopic()
 		st.Topic = rt.Topic
-		for _, partition := range rt.Partitions {
-			sp := kmsg.NewDescribeProducersResponseTopicPartition()
-			sp.Partition = partition
+		st.Partitions = answerEach(rt.Partitions, func(partition *int32, sp *kmsg.DescribeProducersResponseTopicPartition) {
+			*sp = kmsg.NewDescribeProducersResponseTopicPartition()
+			sp.Partition = *partition
 			sp.ActiveProducers = []kmsg.DescribeProducersResponseTopicPartitionActiveProducer{}
-			part, code := s.partition(rt.Topic, partition, false)
+			part, code := s.partition(rt.Topic, *partition, false)
 			if code == errNone {
 				sp.ActiveProducers = activeProducers(part, sp.ActiveProducers)
 			}
 			sp.ErrorCode = code
 			p.setErr(code)
-			st.Partitions = append(st.Partitions, sp)
-		}
-		resp.Topics = append(resp.Topics, st)
-	}
-	p.resp = resp
+		})
+	})
 	return nil
 }
 

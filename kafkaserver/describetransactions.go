@@ -1,13 +1,16 @@
 package kafkaserver
 
+// DescribeTransactions (key 65), version 0 advertised (KIP-664, the
+// only version; flexible).
+//
+// For each transactional id, its state in the transaction coordinator.
+
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/logstore/logstore/txncoord"
 )
-
-// errTransactionalIDNotFound is Kafka's TRANSACTIONAL_ID_NOT_FOUND.
-const errTransactionalIDNotFound int16 = 105
 
 // handleDescribeTransactions answers DescribeTransactions (v0) from the
 // coordinator, as Kafka's handleDescribeTransactions: per transactional
@@ -19,6 +22,7 @@ const errTransactionalIDNotFound int16 = 105
 func handleDescribeTransactions(s *Server, c *conn, req kmsg.Request, p *pending) error {
 	r := req.(*kmsg.DescribeTransactionsRequest)
 	resp := r.ResponseKind().(*kmsg.DescribeTransactionsResponse)
+	p.resp = resp
 	for _, id := range r.TransactionalIDs {
 		st := kmsg.NewDescribeTransactionsResponseTransactionState()
 		st.TransactionalID = id
@@ -26,16 +30,15 @@ func handleDescribeTransactions(s *Server, c *conn, req kmsg.Request, p *pending
 		tx, ok := s.txn.Describe(id)
 		switch {
 		case id == "":
-			st.ErrorCode = errInvalidRequest
+			st.ErrorCode = kerr.InvalidRequest.Code
 		case !ok:
-			st.ErrorCode = errTransactionalIDNotFound
+			st.ErrorCode = kerr.TransactionalIDNotFound.Code
 		default:
 			fillDescribedTxn(&st, tx)
 		}
 		p.setErr(st.ErrorCode)
 		resp.TransactionStates = append(resp.TransactionStates, st)
 	}
-	p.resp = resp
 	return nil
 }
 

@@ -3,10 +3,12 @@ package kafkaserver
 import (
 	"encoding/binary"
 	"fmt"
+	"log/slog"
 	"runtime/debug"
 	"strconv"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -15,6 +17,8 @@ import (
 const minHeaderBytes = 10
 
 const apiVersionsKey = 18
+
+const levelDebug = slog.LevelDebug
 
 // maxOtherRequestBytes bounds the frame of every request but Produce,
 // whose records are the only large field Kafka has. kmsg allocates an
@@ -30,8 +34,9 @@ type api struct {
 	key      int16
 	name     string
 	min, max int16
-	// handle fills p.resp, or leaves it to a goroutine of its own that
-	// closes p.done. An error closes the connection.
+	// handle is the API's handler, in the file named after the API
+	// (joingroup.go for JoinGroup, ...): it fills p.resp, at once or
+	// later (answerLater, handlers.go). An error closes the connection.
 	handle func(s *Server, c *conn, req kmsg.Request, p *pending) error
 }
 
@@ -51,7 +56,7 @@ func init() {
 		{key: 19, name: "CreateTopics", min: 0, max: 7, handle: handleCreateTopics},
 		{key: 20, name: "DeleteTopics", min: 0, max: 6, handle: handleDeleteTopics},
 		{key: 22, name: "InitProducerId", min: 0, max: 4, handle: handleInitProducerID},
-		// The group coordinator (groups.go, groupoffsets.go, groupadmin.go).
+		// The group coordinator (groups.go).
 		{key: 8, name: "OffsetCommit", min: 2, max: 8, handle: handleOffsetCommit},
 		{key: 9, name: "OffsetFetch", min: 1, max: 8, handle: handleOffsetFetch},
 		{key: 11, name: "JoinGroup", min: 0, max: 9, handle: handleJoinGroup},
@@ -149,12 +154,12 @@ func (s *Server) handle(c *conn, frame []byte) (*pending, error) {
 			// range of ApiVersions, so the client retries within it.
 			resp := kmsg.NewPtrApiVersionsResponse()
 			resp.Version = 0
-			resp.ErrorCode = errUnsupportedVersion
+			resp.ErrorCode = kerr.UnsupportedVersion.Code
 			k := kmsg.NewApiVersionsResponseApiKey()
 			k.ApiKey, k.MinVersion, k.MaxVersion = a.key, a.min, a.max
 			resp.ApiKeys = append(resp.ApiKeys, k)
 			p.resp = resp
-			p.setErr(errUnsupportedVersion)
+			p.setErr(resp.ErrorCode)
 			return p, nil
 		}
 		return nil, fmt.Errorf("%s request at version %d, which was not advertised (%d to %d; correlation id %d)", a.name, version, a.min, a.max, corr)
@@ -188,22 +193,6 @@ func (s *Server) run(a *api, c *conn, req kmsg.Request, p *pending) (err error) 
 		}
 	}()
 	return a.handle(s, c, req, p)
-}
-
-// later runs fn in a goroutine and closes p.done when it returns: the
-// response completes later, while the connection reads on. A panic is
-// logged and leaves the response as it was.
-func (s *Server) later(p *pending, fn func()) {
-	p.done = make(chan struct{})
-	go func() {
-		defer close(p.done)
-		defer func() {
-			if v := recover(); v != nil {
-				s.log.Error("kafka handler panicked", "api", apiName(p.key), "version", p.version, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-			}
-		}()
-		fn()
-	}()
 }
 
 // finished is called once per request when its response is complete

@@ -12,43 +12,65 @@
 // # Connection model
 //
 // Each connection has a read goroutine and a write goroutine. The reader
-// reads one frame (int32 size, checked against Config.MaxRequestBytes
-// before anything is allocated; the buffer, from a pool by size class,
-// then grows with the bytes that come, and goes back to its pool once
-// the request's response is written, since the decoded request's byte
-// slices point into it; a request other than Produce may not exceed
-// 1 MiB, since kmsg allocates an array by its count before decoding its
-// elements),
-// decodes the header and the body, and runs the handler of its API key
-// (dispatch.go: handle, the one place every request passes, and
-// finished, where a request's key, version, error code and duration are
-// known once its response is complete). A handler either answers at once
-// or leaves its response pending in a goroutine of its own: a produce
-// waiting for its fsync (group commit) under SyncAlways, a fetch waiting
-// for data. The reader goes on to the next request meanwhile, so the
-// next produce's append does not wait for this one's fsync; appends
-// still happen in request order, in the reader. The writer writes the
-// responses in request order, each once it is complete; responses that
-// are complete when it writes go out in one write. A fetch reads its
-// partitions' batches into one pooled buffer (fetchbuf.go), which goes
-// back to its pool once the writer has encoded the response (kmsg copies
-// the records into the response frame). At most 8
-// requests per connection are read and not yet answered (kgo keeps 5
-// produce requests in flight); the reader waits beyond that.
+// reads one frame: an int32 size, checked against Config.MaxRequestBytes
+// before anything is allocated, then the bytes. The frame's buffer comes
+// from a pool by size class and grows with the bytes that come; it goes
+// back to its pool once the request's response is written, since the
+// decoded request's byte slices point into it. A request other than
+// Produce may not exceed 1 MiB, since kmsg allocates an array by its
+// count before decoding its elements. The reader decodes the header and
+// the body and runs the handler of its API key (dispatch.go: handle, the
+// one place every request passes). Once a response is complete,
+// finished (dispatch.go) takes its key, version, error code and
+// duration.
+//
+// A handler either answers at once or leaves its response to complete
+// later (answerLater, handlers.go): a produce waiting for its fsync
+// (group commit) under SyncAlways, a fetch waiting for data, a
+// transaction coordinator call, a group answer waiting for a rebalance
+// or for groups.db's commit. The reader goes on to the next request
+// meanwhile, so the next produce's append does not wait for this one's
+// fsync; appends still happen in request order, in the reader. The
+// writer writes the responses in request order, each once it is
+// complete; responses that are complete when it writes go out in one
+// write. A fetch reads its partitions' batches into one pooled buffer
+// (fetchbuf.go), which goes back to its pool once the writer has encoded
+// the response (kmsg copies the records into the response frame). At
+// most 8 requests per connection are read and not yet answered (kgo
+// keeps 5 produce requests in flight); the reader waits beyond that.
 //
 // A write that does not finish within Config.WriteTimeout (a client that
 // does not read) closes the connection, and so does a client that sends
 // no request, or stops inside one, for Config.IdleTimeout. An unknown
 // API key, a version that was not advertised, a frame over the limit or
 // one that does not decode, and Produce v0-2 close the connection with
-// one log line; a panic in a handler is recovered, logged, and closes
-// only that connection. A produce with acks=0 is answered by nothing, and closes the
-// connection when a partition failed (as Kafka does: the client has no
-// other way to learn).
+// one log line. A panic in a handler is recovered, logged, and closes
+// only that connection; a panic while a later answer is filled is
+// logged, and the answer goes out as it was. A produce with acks=0 is
+// answered by nothing, and closes the connection when a partition
+// failed (as Kafka does: the client has no other way to learn).
 // Shutdown stops accepting, stops every reader before its next request,
 // answers the requests already read (a waiting fetch answers at once
 // with what it has), then closes the connections; Close closes them at
 // once.
+//
+// # Files
+//
+// Each API the server answers has a file of its own, named after it
+// (produce.go, fetch.go, joingroup.go, offsetcommit.go,
+// addpartitionstotxn.go, ...), as franz-go's kfake has. Each file opens
+// with its version notes: the versions advertised, what differs between
+// them, and what logstore does of Kafka's semantics. Every handler has
+// one shape: the request and its response from kmsg, p.resp set, the
+// topic/partition walk (answerEach) where the answer is per partition,
+// each error code noted with p.setErr, and the answer given at once or
+// later (answerLater). What the handlers share is in handlers.go: that
+// walk, answerLater, the partition lookup, and the failure and refusal
+// codes. Error codes are franz-go's kerr. The rest: conn.go (a
+// connection's reader and writer), dispatch.go (the API table and
+// handle), server.go (New, Serve, Shutdown), groups.go and txn.go (the
+// group and transaction coordinators' wiring), topics.go (the catalog),
+// fetchbuf.go and framepool.go (pooled buffers), hooks.go (metrics).
 //
 // # APIs
 //
@@ -93,39 +115,47 @@
 // closes the connection; OffsetCommit and OffsetFetch stop below v9,
 // whose member epochs are KIP-848's), and no v10 (topic ids in offsets).
 // JoinGroup and SyncGroup answers wait for the rebalance without holding
-// the connection's reader (the pending mechanism a produce uses for its
-// fsync); OffsetCommit, DeleteGroups and OffsetDelete wait for
+// the connection's reader (answerLater, as a produce waits for its
+// fsync). OffsetCommit, DeleteGroups and OffsetDelete wait for
 // groups.db's commit the same way. When the connection goes, or the
 // server shuts down, a waiting answer completes with 16 NOT_COORDINATOR.
 //
 // Every other key closes the connection.
 //
-// Produce answers each partition
-// with the store's typed outcome: accepted, error 0 and the base offset;
-// a duplicate, error 0 and the first copy's base offset, once that copy
-// is durable (never 46 DUPLICATE_SEQUENCE_NUMBER); an unknown producer
-// with a sequence other than 0, 59 UNKNOWN_PRODUCER_ID; a sequence gap or
-// a new epoch not at sequence 0, 45 OUT_OF_ORDER_SEQUENCE_NUMBER; an
-// older epoch, 47 INVALID_PRODUCER_EPOCH; bytes that do not decode (CRC,
-// size, magic, codec), 2 CORRUPT_MESSAGE; a zstd batch in a request
-// below v7 (KIP-110), 76 UNSUPPORTED_COMPRESSION_TYPE; a bad timestamp, 32; any other
-// invalid batch (more than one batch, control batch, bad record), 87
-// INVALID_RECORD with the reason in ErrorMessage (v8+) and, when the
-// check names a record (one that does not decode, whose offset delta is
-// wrong, or that the header claims and the batch lacks), its index in
-// the batch and the reason in RecordErrors (v8+; BatchIndex,
-// BatchIndexErrorMessage), as Kafka lists the records its validation
-// refused; larger than
-// max.message.bytes, 10 MESSAGE_TOO_LARGE; a transactional batch outside
-// an ongoing transaction with its partition added (see Transactions), or
-// a non-transactional batch in an open transaction, 48
-// INVALID_TXN_STATE. An unknown topic or partition is 3 (or the
-// topic is created, with Config.AutoCreateTopics). A partition that
-// failed (an I/O error poisoned it) answers 56 KAFKA_STORAGE_ERROR and
-// is logged; one closed under the request by the store's closing, 6
-// NOT_LEADER_OR_FOLLOWER; one of a topic deleted (or being deleted)
-// under the request, 3, as Kafka answers for a partition of a deleted
-// topic (Fetch and ListOffsets answer so too).
+// Produce answers each partition with the store's typed outcome:
+//
+//   - accepted: error 0 and the base offset;
+//   - a duplicate: error 0 and the first copy's base offset, once that
+//     copy is durable (never 46 DUPLICATE_SEQUENCE_NUMBER);
+//   - an unknown producer with a sequence other than 0: 59
+//     UNKNOWN_PRODUCER_ID;
+//   - a sequence gap, or a new epoch not at sequence 0: 45
+//     OUT_OF_ORDER_SEQUENCE_NUMBER;
+//   - an older epoch: 47 INVALID_PRODUCER_EPOCH;
+//   - bytes that do not decode (CRC, size, magic, codec): 2
+//     CORRUPT_MESSAGE;
+//   - a zstd batch in a request below v7 (KIP-110): 76
+//     UNSUPPORTED_COMPRESSION_TYPE;
+//   - a bad timestamp: 32;
+//   - any other invalid batch (more than one batch, control batch, bad
+//     record): 87 INVALID_RECORD, with the reason in ErrorMessage (v8+).
+//     When the check names a record (one that does not decode, whose
+//     offset delta is wrong, or that the header claims and the batch
+//     lacks), RecordErrors (v8+; BatchIndex, BatchIndexErrorMessage)
+//     has its index in the batch and the reason, as Kafka lists the
+//     records its validation refused;
+//   - larger than max.message.bytes: 10 MESSAGE_TOO_LARGE;
+//   - a transactional batch outside an ongoing transaction with its
+//     partition added (see Transactions), or a non-transactional batch
+//     in an open transaction: 48 INVALID_TXN_STATE.
+//
+// An unknown topic or partition is 3 (or the topic is created, with
+// Config.AutoCreateTopics). A partition that failed (an I/O error
+// poisoned it) answers 56 KAFKA_STORAGE_ERROR and is logged. One closed
+// under the request by the store's closing answers 6
+// NOT_LEADER_OR_FOLLOWER. One of a topic deleted (or being deleted)
+// under the request answers 3, as Kafka answers for a partition of a
+// deleted topic (Fetch and ListOffsets answer so too).
 // LogStartOffset is in every partition's answer, errors included;
 // LogAppendTime is -1. The server stamps PartitionLeaderEpoch 0 into each
 // batch it appends (bytes 12-15, outside the CRC), as a leader does.

@@ -1,11 +1,31 @@
 package kafkaserver
 
+// Fetch (key 1), versions 4-12 advertised (librdkafka takes record
+// batches from Fetch v4 on).
+//
+//   - v4: IsolationLevel (read_committed), LastStableOffset and
+//     AbortedTransactions.
+//   - v5: LogStartOffset. v7 (KIP-227): fetch sessions, which logstore
+//     does not hand out: SessionID is 0, and a request with a session id
+//     is FETCH_SESSION_ID_NOT_FOUND (70).
+//   - v9 (KIP-320): CurrentLeaderEpoch, not checked (always 0 here).
+//   - v10: zstd batches may be served. v11 (KIP-392): RackID and
+//     PreferredReadReplica, which is -1.
+//   - v12: flexible.
+//   - v13+ (topic ids) is not advertised.
+//
+// Whole batches from the one holding the fetch offset, at least one
+// (KIP-74), below the high watermark, or under read_committed the last
+// stable offset; the long poll waits in a goroutine of its own
+// (answerLater). doc.go has the details.
+
 import (
 	"encoding/binary"
 	"errors"
 	"reflect"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/logstore/logstore"
@@ -30,7 +50,7 @@ func handleFetch(s *Server, c *conn, req kmsg.Request, p *pending) error {
 	p.resp = resp
 	if r.Version >= 7 && r.SessionID != 0 {
 		// We never hand out a session.
-		resp.ErrorCode = errFetchSessionIDNotFound
+		resp.ErrorCode = kerr.FetchSessionIDNotFound.Code
 		p.setErr(resp.ErrorCode)
 		return nil
 	}
@@ -40,7 +60,8 @@ func handleFetch(s *Server, c *conn, req kmsg.Request, p *pending) error {
 		f.setErr(p)
 		return nil
 	}
-	s.later(p, func() {
+	complete := c.answerLater(p, nil)
+	go complete(func() {
 		f.wait(parts)
 		f.setErr(p)
 	})

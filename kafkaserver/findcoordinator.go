@@ -1,5 +1,15 @@
 package kafkaserver
 
+// FindCoordinator (key 10), versions 0-4 advertised.
+//
+//   - v1: KeyType (1: a transactional id), ThrottleMillis and an error
+//     message. v3: flexible.
+//   - v4 (KIP-699): several keys, one entry per key in the response;
+//     before v4 the top-level fields answer the one key.
+//   - v5+ (KIP-890, then share groups) is not advertised.
+//
+// This node coordinates every group and every transactional id.
+
 import "github.com/twmb/franz-go/pkg/kmsg"
 
 // coordinatorTransaction is FindCoordinator's key type of a
@@ -15,6 +25,7 @@ const coordinatorTransaction = 1
 func handleFindCoordinator(s *Server, c *conn, req kmsg.Request, p *pending) error {
 	r := req.(*kmsg.FindCoordinatorRequest)
 	resp := r.ResponseKind().(*kmsg.FindCoordinatorResponse)
+	p.resp = resp
 	host, port := s.advertised(c)
 	if r.Version < 4 {
 		resp.NodeID, resp.Host, resp.Port = nodeID, host, port
@@ -26,6 +37,5 @@ func handleFindCoordinator(s *Server, c *conn, req kmsg.Request, p *pending) err
 			resp.Coordinators = append(resp.Coordinators, co)
 		}
 	}
-	p.resp = resp
 	return nil
 }

@@ -1,6 +1,24 @@
 package kafkaserver
 
+// ListOffsets (key 2), versions 1-8 advertised (v0 answered a list of
+// offsets per partition).
+//
+//   - v1: one offset and its timestamp per partition.
+//   - v2: IsolationLevel (read_committed: the last stable offset for
+//     -1) and ThrottleMillis.
+//   - v4 (KIP-320): CurrentLeaderEpoch, not checked (always 0 here), and
+//     LeaderEpoch in the response. v5: the same as v4.
+//   - v6: flexible.
+//   - v7 (KIP-734): -3, the largest timestamp.
+//   - v8 (KIP-405): -4, the earliest local offset: the log start, since
+//     nothing is tiered.
+//   - v9+ (KIP-1005's -5) is not advertised.
+//
+// Nothing at or past the high watermark (read_committed: the LSO) is
+// ever named, as in Kafka's fetchOffsetForTimestamp.
+
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/logstore/logstore"
@@ -26,27 +44,28 @@ const (
 func handleListOffsets(s *Server, c *conn, req kmsg.Request, p *pending) error {
 	r := req.(*kmsg.ListOffsetsRequest)
 	resp := r.ResponseKind().(*kmsg.ListOffsetsResponse)
-	for _, rt := range r.Topics {
-		st := kmsg.NewListOffsetsResponseTopic()
+	p.resp = resp
+	committed := r.IsolationLevel == isolationReadCommitted
+	resp.Topics = answerEach(r.Topics, func(rt *kmsg.ListOffsetsRequestTopic, st *kmsg.ListOffsetsResponseTopic) {
+		*st = kmsg.NewListOffsetsResponseTopic()
 		st.Topic = rt.Topic
-		for _, rp := range rt.Partitions {
-			sp := kmsg.NewListOffsetsResponseTopicPartition()
+		st.Partitions = answerEach(rt.Partitions, func(rp *kmsg.ListOffsetsRequestTopicPartition, sp *kmsg.ListOffsetsResponseTopicPartition) {
+			*sp = kmsg.NewListOffsetsResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, -1, -1
 			part, code := s.partition(rt.Topic, rp.Partition, false)
 			if code == errNone {
-				code = s.listOffset(part, rp.Timestamp, r.IsolationLevel == isolationReadCommitted, &sp)
+				code = s.listOffset(part, rp.Timestamp, committed, sp)
 			}
 			sp.ErrorCode = code
 			p.setErr(code)
-			st.Partitions = append(st.Partitions, sp)
-		}
-		resp.Topics = append(resp.Topics, st)
-	}
-	p.resp = resp
+		})
+	})
 	return nil
 }
 
+// listOffset answers one partition's timestamp ts into sp, returning
+// its code.
 func (s *Server) listOffset(part *logstore.Partition, ts int64, committed bool, sp *kmsg.ListOffsetsResponseTopicPartition) int16 {
 	// The last offset a fetch of the isolation level can read, plus one.
 	bound := part.DurableEnd()
@@ -72,7 +91,7 @@ func (s *Server) listOffset(part *logstore.Partition, ts int64, committed bool, 
 		return errNone
 	}
 	if ts < 0 {
-		return errInvalidRequest
+		return kerr.InvalidRequest.Code
 	}
 	off, err := part.OffsetForTime(ts)
 	if err != nil {

@@ -1,5 +1,14 @@
 package kafkaserver
 
+// ListTransactions (key 66), versions 0-1 advertised (KIP-664;
+// flexible).
+//
+//   - v1 (KIP-994): DurationFilterMillis.
+//   - v2 (KIP-1152's transactional id pattern) is not advertised.
+//
+// The transactional ids the coordinator holds, filtered as Kafka's
+// TransactionStateManager filters them.
+
 import (
 	"slices"
 	"time"
@@ -23,6 +32,7 @@ var kafkaTxnStates = []string{"Empty", "Ongoing", "PrepareCommit", "PrepareAbort
 func handleListTransactions(s *Server, c *conn, req kmsg.Request, p *pending) error {
 	r := req.(*kmsg.ListTransactionsRequest)
 	resp := r.ResponseKind().(*kmsg.ListTransactionsResponse)
+	p.resp = resp
 	var states []string
 	for _, name := range r.StateFilters {
 		if slices.Contains(kafkaTxnStates, name) {
@@ -51,6 +61,5 @@ func handleListTransactions(s *Server, c *conn, req kmsg.Request, p *pending) er
 		st.TransactionalID, st.ProducerID, st.TransactionState = tx.TransactionalID, tx.ProducerID, tx.State
 		resp.TransactionStates = append(resp.TransactionStates, st)
 	}
-	p.resp = resp
 	return nil
 }

@@ -1,9 +1,26 @@
 package kafkaserver
 
+// Metadata (key 3), versions 0-12 advertised.
+//
+//   - v0: an empty topic list is every topic. v1: a null list is, and an
+//     empty one none; the controller id and the brokers' racks.
+//   - v2: the cluster id. v4: AllowAutoTopicCreation (before v4 a
+//     request may always create). v5: offline replicas (none).
+//   - v7: each partition's leader epoch (0). v8 (KIP-430): authorized
+//     operations, not filled.
+//   - v9: flexible. v10 (KIP-516): topic ids. A topic asked by id (a null
+//     name) is served at any version, as Kafka serves it from v12.
+//   - v11: the cluster's authorized operations gone.
+//   - v13+ is not advertised.
+//
+// One broker, this node (node 0), the controller and the leader of every
+// partition, its only replica and ISR, from the catalog.
+
 import (
 	"net"
 	"strconv"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -21,6 +38,7 @@ const nodeID = 0
 func handleMetadata(s *Server, c *conn, req kmsg.Request, p *pending) error {
 	r := req.(*kmsg.MetadataRequest)
 	resp := r.ResponseKind().(*kmsg.MetadataResponse)
+	p.resp = resp
 	b := kmsg.NewMetadataResponseBroker()
 	b.NodeID = nodeID
 	b.Host, b.Port = s.advertised(c)
@@ -40,7 +58,7 @@ func handleMetadata(s *Server, c *conn, req kmsg.Request, p *pending) error {
 			// By topic id (v10+).
 			mt := kmsg.NewMetadataResponseTopic()
 			mt.TopicID = rt.TopicID
-			mt.ErrorCode = errUnknownTopicID
+			mt.ErrorCode = kerr.UnknownTopicID.Code
 			for _, t := range s.cat.Topics() {
 				if t.ID == rt.TopicID {
 					mt = metadataTopic(t)
@@ -68,14 +86,13 @@ func handleMetadata(s *Server, c *conn, req kmsg.Request, p *pending) error {
 		if !ok {
 			mt := kmsg.NewMetadataResponseTopic()
 			mt.Topic = &name
-			mt.ErrorCode = errUnknownTopicOrPartition
+			mt.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			p.setErr(mt.ErrorCode)
 			resp.Topics = append(resp.Topics, mt)
 			continue
 		}
 		resp.Topics = append(resp.Topics, metadataTopic(t))
 	}
-	p.resp = resp
 	return nil
 }
 

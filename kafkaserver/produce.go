@@ -1,31 +1,56 @@
 package kafkaserver
 
+// Produce (key 0), versions 0-11 advertised.
+//
+//   - v0-2 carry message formats v0 and v1 and close the connection:
+//     they are listed only for librdkafka's feature check, as Kafka 4
+//     lists them (KAFKA-18659).
+//   - v3: record batches (magic 2) and TransactionID.
+//   - v5: LogStartOffset in every partition's answer, errors included.
+//   - v7 (KIP-110): zstd; a zstd batch below v7 is
+//     UNSUPPORTED_COMPRESSION_TYPE (76).
+//   - v8 (KIP-467): ErrorMessage and RecordErrors per partition.
+//   - v9: flexible.
+//   - v10 (KIP-951): the current leader of a partition that moved,
+//     tagged; never set (this node leads every partition).
+//   - v11 (KIP-890): TRANSACTION_ABORTABLE may be answered; logstore
+//     never answers it.
+//   - v12+ (KIP-890's epoch bump, then topic ids) is not advertised.
+//
+// Each partition's batch is appended in request order, in the reader.
+// The answer waits for every accepted batch's durability under the
+// store's sync mode (answerLater). Acks other than 0, 1 and -1 are
+// INVALID_REQUIRED_ACKS (21) per partition. acks=0 is answered by
+// nothing, and closes the connection when a partition was refused, as
+// Kafka does. The refusals' codes are refusalCode's, the failures'
+// failureCode's (handlers.go); doc.go lists them.
+
 import (
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"sync"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/logstore/logstore"
 	"github.com/logstore/logstore/metrics"
 	"github.com/logstore/logstore/recordbatch"
-	"github.com/logstore/logstore/segment"
 )
 
 // ackWait is an appended batch whose acknowledgement waits for its
 // durability (Partition.WaitAcked): group commit under SyncAlways.
 type ackWait struct {
-	part   *logstore.Partition
-	res    logstore.AppendResult
-	ti, pi int // its place in the response
+	part *logstore.Partition
+	res  logstore.AppendResult
+	sp   *kmsg.ProduceResponseTopicPartition // its answer
 }
 
 // handleProduce appends each partition's batch in request order, here in
 // the reader goroutine, and answers once every accepted batch is durable
-// under the store's sync mode, in a goroutine of its own, so the next
-// request's appends do not wait for this one's fsync.
+// under the store's sync mode, in a goroutine of its own (answerLater),
+// so the next request's appends do not wait for this one's fsync.
 func handleProduce(s *Server, c *conn, req kmsg.Request, p *pending) error {
 	r := req.(*kmsg.ProduceRequest)
 	if r.Version < 3 {
@@ -33,30 +58,28 @@ func handleProduce(s *Server, c *conn, req kmsg.Request, p *pending) error {
 		return closeConn("Produce v%d carries message format v0 or v1, which logstore does not take", r.Version)
 	}
 	resp := r.ResponseKind().(*kmsg.ProduceResponse)
+	p.resp = resp
 	var waits []ackWait
 	acksOK := r.Acks == 0 || r.Acks == 1 || r.Acks == -1
-	for ti, rt := range r.Topics {
-		st := kmsg.NewProduceResponseTopic()
+	resp.Topics = answerEach(r.Topics, func(rt *kmsg.ProduceRequestTopic, st *kmsg.ProduceResponseTopic) {
+		*st = kmsg.NewProduceResponseTopic()
 		st.Topic = rt.Topic
-		for pi, rp := range rt.Partitions {
-			sp := kmsg.NewProduceResponseTopicPartition()
+		st.Partitions = answerEach(rt.Partitions, func(rp *kmsg.ProduceRequestTopicPartition, sp *kmsg.ProduceResponseTopicPartition) {
+			*sp = kmsg.NewProduceResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = -1, -1, -1
 			if !acksOK {
-				sp.ErrorCode = errInvalidRequiredAcks
+				sp.ErrorCode = kerr.InvalidRequiredAcks.Code
 				if part, code := s.partition(rt.Topic, rp.Partition, false); code == errNone {
 					sp.LogStartOffset = part.StartOffset()
 				}
-			} else if w, ok := s.produceOne(r.Version, r.TransactionID, rt.Topic, &sp, rp.Records); ok {
-				w.ti, w.pi = ti, pi
+			} else if w, ok := s.produceOne(r.Version, r.TransactionID, rt.Topic, sp, rp.Records); ok {
+				w.sp = sp
 				waits = append(waits, w)
 			}
 			p.setErr(sp.ErrorCode)
-			st.Partitions = append(st.Partitions, sp)
-		}
-		resp.Topics = append(resp.Topics, st)
-	}
-	p.resp = resp
+		})
+	})
 	p.noResponse = r.Acks == 0
 	if r.Acks == 0 && p.errCode != errNone {
 		// The client hears of nothing else: as Kafka does, close the
@@ -74,7 +97,8 @@ func handleProduce(s *Server, c *conn, req kmsg.Request, p *pending) error {
 	}
 	// Under acks=0 the wait still runs: it is what moves the high
 	// watermark past the batch.
-	s.later(p, func() {
+	complete := c.answerLater(p, nil)
+	go complete(func() {
 		errs := make([]error, len(waits))
 		var wg sync.WaitGroup
 		for i, w := range waits {
@@ -85,9 +109,8 @@ func handleProduce(s *Server, c *conn, req kmsg.Request, p *pending) error {
 		for i, err := range errs {
 			if err != nil {
 				w := waits[i]
-				sp := &resp.Topics[w.ti].Partitions[w.pi]
-				sp.ErrorCode = s.failureCode("produce", w.part.ID(), err)
-				sp.BaseOffset = -1
+				w.sp.ErrorCode = s.failureCode("produce", w.part.ID(), err)
+				w.sp.BaseOffset = -1
 			}
 		}
 		for _, t := range resp.Topics {
@@ -111,7 +134,7 @@ func (s *Server) produceOne(version int16, txnID *string, topicName string, sp *
 	}
 	sp.LogStartOffset = part.StartOffset()
 	if len(records) == 0 {
-		sp.ErrorCode = errInvalidRecord
+		sp.ErrorCode = kerr.InvalidRecord.Code
 		msg := "the produce request has no record batch for this partition"
 		sp.ErrorMessage = &msg
 		s.produced(part.ID(), metrics.OutcomeInvalid, 0)
@@ -120,7 +143,7 @@ func (s *Server) produceOne(version int16, txnID *string, topicName string, sp *
 	if version < 7 && isZstd(records) {
 		// KIP-110: a request below v7 may not carry zstd (Kafka's
 		// ProduceRequest.validateRecords refuses it before the log).
-		sp.ErrorCode = errUnsupportedCompression
+		sp.ErrorCode = kerr.UnsupportedCompressionType.Code
 		msg := fmt.Sprintf("a zstd batch needs Produce v7 or later (Kafka 2.1); this request is v%d", version)
 		sp.ErrorMessage = &msg
 		s.produced(part.ID(), metrics.OutcomeInvalid, len(records))
@@ -133,11 +156,11 @@ func (s *Server) produceOne(version int16, txnID *string, topicName string, sp *
 			sp.ErrorMessage = &msg
 			o := metrics.OutcomeOpenTransaction
 			switch code {
-			case errInvalidProducerEpoch:
+			case kerr.InvalidProducerEpoch.Code:
 				o = metrics.OutcomeFenced
-			case errKafkaStorageError, errNotLeaderOrFollower:
+			case kerr.KafkaStorageError.Code, kerr.NotLeaderForPartition.Code:
 				o = metrics.OutcomeFailed
-			case errInvalidProducerIDMap:
+			case kerr.InvalidProducerIDMapping.Code:
 				o = metrics.OutcomeInvalid
 			}
 			s.produced(part.ID(), o, len(records))
@@ -193,98 +216,4 @@ func stampLeaderEpoch(b []byte) {
 	if len(b) >= recordbatch.HeaderSize && b[16] == 2 {
 		binary.BigEndian.PutUint32(b[12:], 0)
 	}
-}
-
-// refusalCode is the Kafka error code of a refused append (see
-// logstore.Refusal). Never DUPLICATE_SEQUENCE_NUMBER (46): a duplicate
-// is answered as a success with the first copy's offsets.
-func refusalCode(r *logstore.RefusedError) int16 {
-	switch r.Kind {
-	case logstore.RefusedTooLarge:
-		return errMessageTooLarge
-	case logstore.RefusedUnknownProducer:
-		return errUnknownProducerID
-	case logstore.RefusedSequenceGap, logstore.RefusedNewEpochNotAtZero:
-		return errOutOfOrderSequence
-	case logstore.RefusedOlderEpoch:
-		return errInvalidProducerEpoch
-	case logstore.RefusedOpenTransaction:
-		return errInvalidTxnState
-	}
-	for _, undecodable := range []error{recordbatch.ErrCRC, recordbatch.ErrTruncated, recordbatch.ErrBatchTooSmall,
-		recordbatch.ErrMagic, recordbatch.ErrUnknownCodec, recordbatch.ErrDecompress} {
-		if errors.Is(r.Err, undecodable) {
-			return errCorruptMessage
-		}
-	}
-	if errors.Is(r.Err, recordbatch.ErrTimestamp) {
-		return errInvalidTimestamp
-	}
-	return errInvalidRecord
-}
-
-// failureCode logs a partition failure (not a refusal) and returns its
-// code: a poisoned or failing partition answers KAFKA_STORAGE_ERROR, on
-// which clients retry; a partition closed under the request (its topic
-// deleted, the store closing) NOT_LEADER_OR_FOLLOWER, on which they
-// refresh their metadata; a partition of a topic deleted or being
-// deleted, UNKNOWN_TOPIC_OR_PARTITION (see topicGone).
-func (s *Server) failureCode(op string, id logstore.PartitionID, err error) int16 {
-	if gone := s.topicGone(id, err); gone != errNone {
-		return gone
-	}
-	if errors.Is(err, segment.ErrPoisoned) {
-		s.log.Error("kafka "+op+": partition failed", "partition", id.String(), "err", err.Error())
-	} else {
-		s.log.Error("kafka "+op+" failed", "partition", id.String(), "err", err.Error())
-	}
-	return errKafkaStorageError
-}
-
-// partition returns the open partition topic-partition when the topic
-// exists (or, with create and AutoCreateTopics, was created now), or the
-// error code to answer.
-func (s *Server) partition(topicName string, partition int32, create bool) (*logstore.Partition, int16) {
-	t, ok := s.cat.Topic(topicName)
-	if !ok {
-		if !create || !s.cfg.AutoCreateTopics {
-			return nil, errUnknownTopicOrPartition
-		}
-		var code int16
-		if t, code = s.autoCreate(topicName); code != errNone {
-			return nil, code
-		}
-	}
-	if partition < 0 || partition >= t.Partitions {
-		return nil, errUnknownTopicOrPartition
-	}
-	// Never Store.Partition: it would make the directory again of a
-	// topic deleted since the lookup. Only the catalog makes them.
-	part, err := s.store.ExistingPartition(topicName, partition)
-	if t2, ok := s.cat.Topic(topicName); !ok || t2.ID != t.ID {
-		// Deleted (or deleted and created again) since the lookup.
-		return nil, errUnknownTopicOrPartition
-	}
-	if err != nil {
-		return nil, s.failureCode("open", logstore.PartitionID{Topic: topicName, Partition: partition}, err)
-	}
-	return part, errNone
-}
-
-// autoCreate creates topic name with DefaultPartitions; a topic created
-// meanwhile by another request is fine.
-func (s *Server) autoCreate(name string) (topic, int16) {
-	t, err := s.cat.CreateTopic(name, s.cfg.DefaultPartitions, nil, false)
-	if err == nil {
-		s.log.Info("kafka topic created automatically", "topic", name, "partitions", t.Partitions)
-		return t, errNone
-	}
-	if t, ok := s.cat.Topic(name); ok {
-		return t, errNone
-	}
-	code := topicErrorCode(err)
-	if code == errKafkaStorageError {
-		s.log.Error("kafka: creating topic failed", "topic", name, "err", err.Error())
-	}
-	return topic{}, code
 }

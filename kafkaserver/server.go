@@ -120,7 +120,8 @@ type Server struct {
 
 	longPolls atomic.Int64 // fetches waiting for data
 	// txnCalls counts the coordinator calls running in goroutines of
-	// their own (EndTxn, InitProducerId), which closeState waits for.
+	// their own (EndTxn, InitProducerId, TxnOffsetCommit; txnCall),
+	// which closeState waits for.
 	txnCalls sync.WaitGroup
 }
 
@@ -328,10 +329,12 @@ func (s *Server) closeConns() {
 
 // closeState closes the transaction coordinator (its timeout scan
 // stops; it may take producer ids from the catalog until then), then the
-// group coordinator (groups.db), then the catalog, once. The connections have ended, so no request starts a
-// coordinator call any more; an EndTxn or InitProducerId still running
-// (Close does not wait for its answer) is waited for first, so that its
-// markers are written before the caller closes the store.
+// group coordinator (groups.db), then the catalog, once. The
+// connections have ended, so no request starts a coordinator call any
+// more. A call still running (an EndTxn, InitProducerId or
+// TxnOffsetCommit whose answer Close does not wait for; txnCall) is
+// waited for first, so that its markers are written before the caller
+// closes the store.
 func (s *Server) closeState() error {
 	s.closeOnce.Do(func() {
 		s.txnCalls.Wait()

@@ -3,6 +3,8 @@ package kafkaserver
 import (
 	"errors"
 
+	"github.com/twmb/franz-go/pkg/kerr"
+
 	"github.com/logstore/logstore"
 	"github.com/logstore/logstore/catalog"
 )
@@ -33,17 +35,17 @@ func topicErrorCode(err error) int16 {
 	case err == nil:
 		return errNone
 	case errors.Is(err, catalog.ErrTopicExists):
-		return errTopicAlreadyExists
+		return kerr.TopicAlreadyExists.Code
 	case errors.Is(err, catalog.ErrUnknownTopic):
-		return errUnknownTopicOrPartition
+		return kerr.UnknownTopicOrPartition.Code
 	case errors.Is(err, catalog.ErrInvalidTopic), errors.Is(err, logstore.ErrInvalidName):
-		return errInvalidTopic
+		return kerr.InvalidTopicException.Code
 	case errors.Is(err, catalog.ErrInvalidPartitions):
-		return errInvalidPartitions
+		return kerr.InvalidPartitions.Code
 	case errors.Is(err, catalog.ErrUnknownConfig), errors.Is(err, catalog.ErrInvalidConfig):
-		return errInvalidConfig
+		return kerr.InvalidConfig.Code
 	}
-	return errKafkaStorageError
+	return kerr.KafkaStorageError.Code
 }
 
 // storeCatalog adapts *catalog.Catalog.

@@ -1,12 +1,20 @@
 package kafkaserver
 
+// The transaction coordinator's wiring: the transaction APIs
+// (initproducerid.go, addpartitionstotxn.go, addoffsetstotxn.go,
+// txnoffsetcommit.go, endtxn.go, describetransactions.go,
+// listtransactions.go) answer from package txncoord, which this file
+// opens, feeds its markers (through the group coordinator for the
+// offsets partition) and maps the errors of (txnCode, produceCode).
+
 import (
 	"errors"
 	"strconv"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/logstore/logstore/groupcoord"
 	"github.com/logstore/logstore/metrics"
 	"github.com/logstore/logstore/recordbatch"
 	"github.com/logstore/logstore/txncoord"
@@ -69,46 +77,48 @@ func (s *Server) openTransactions() int {
 	return n
 }
 
-// laterTxn is later for a coordinator call: closeState waits for it.
-func (s *Server) laterTxn(p *pending, fn func()) {
+// txnCall wraps fn, a transaction coordinator call that an answer
+// waits for in a goroutine of its own (go complete(s.txnCall(fn))):
+// closeState waits for it, from now until fn returns.
+func (s *Server) txnCall(fn func()) func() {
 	s.txnCalls.Add(1)
-	s.later(p, func() {
+	return func() {
 		defer s.txnCalls.Done()
 		fn()
-	})
+	}
 }
 
 // txnCode maps a coordinator error to its Kafka code, as Kafka's
-// coordinator answers it; a coordinator closed under the request (the
+// coordinator answers it. A coordinator closed under the request (the
 // server closing) is 15, without a log line. Any other error that is
-// not one of the sentinels is
-// a storage failure of transactions.db: it is logged and answered
-// COORDINATOR_NOT_AVAILABLE (15), which is what Kafka answers when the
-// append to its transaction log fails, and on which clients retry.
+// not one of the sentinels is a storage failure of transactions.db: it
+// is logged and answered COORDINATOR_NOT_AVAILABLE (15), which is what
+// Kafka answers when the append to its transaction log fails, and on
+// which clients retry.
 func (s *Server) txnCode(op, txnID string, err error) int16 {
 	switch {
 	case err == nil:
 		return errNone
 	case errors.Is(err, txncoord.ErrInvalidTimeout):
-		return errInvalidTxnTimeout
+		return kerr.InvalidTransactionTimeout.Code
 	case errors.Is(err, txncoord.ErrProducerFenced):
-		return errProducerFenced
+		return kerr.ProducerFenced.Code
 	case errors.Is(err, txncoord.ErrInvalidProducerEpoch):
-		return errInvalidProducerEpoch
+		return kerr.InvalidProducerEpoch.Code
 	case errors.Is(err, txncoord.ErrInvalidProducerIDMapping):
-		return errInvalidProducerIDMap
+		return kerr.InvalidProducerIDMapping.Code
 	case errors.Is(err, txncoord.ErrInvalidTxnState):
-		return errInvalidTxnState
+		return kerr.InvalidTxnState.Code
 	case errors.Is(err, txncoord.ErrConcurrentTransactions):
-		return errConcurrentTransactions
+		return kerr.ConcurrentTransactions.Code
 	case errors.Is(err, txncoord.ErrInvalidRequest):
-		return errInvalidRequest
+		return kerr.InvalidRequest.Code
 	case errors.Is(err, txncoord.ErrClosed):
 		// The server is closing: a client retries on the next one.
-		return errCoordinatorNotAvailable
+		return kerr.CoordinatorNotAvailable.Code
 	}
 	s.log.Error("kafka "+op+": the transaction coordinator failed", "transactional_id", txnID, "err", err.Error())
-	return errCoordinatorNotAvailable
+	return kerr.CoordinatorNotAvailable.Code
 }
 
 // fencedBefore answers PRODUCER_FENCED (90) as INVALID_PRODUCER_EPOCH
@@ -117,121 +127,10 @@ func (s *Server) txnCode(op, txnID string, err error) int16 {
 // Kafka does: an older client does not know 90, and 47 is what it was
 // told for a fenced producer before.
 func fencedBefore(code int16, version, v int16) int16 {
-	if code == errProducerFenced && version < v {
-		return errInvalidProducerEpoch
+	if code == kerr.ProducerFenced.Code && version < v {
+		return kerr.InvalidProducerEpoch.Code
 	}
 	return code
-}
-
-// handleAddPartitionsToTxn adds partitions to the ongoing transaction of
-// a transactional id (v0-3, the client's versions: v4+ batches
-// transactions for brokers and is not advertised). The answer is per
-// partition, as Kafka's: when a partition does not exist, it is 3
-// UNKNOWN_TOPIC_OR_PARTITION and every other partition of the request 55
-// OPERATION_NOT_ATTEMPTED, and nothing is added; else every partition
-// has the coordinator's answer.
-func handleAddPartitionsToTxn(s *Server, c *conn, req kmsg.Request, p *pending) error {
-	r := req.(*kmsg.AddPartitionsToTxnRequest)
-	resp := r.ResponseKind().(*kmsg.AddPartitionsToTxnResponse)
-	var tps []txncoord.TopicPartition
-	unknown := make(map[txncoord.TopicPartition]bool)
-	for _, rt := range r.Topics {
-		t, ok := s.cat.Topic(rt.Topic)
-		for _, pn := range rt.Partitions {
-			tp := txncoord.TopicPartition{Topic: rt.Topic, Partition: pn}
-			if !ok || pn < 0 || pn >= t.Partitions {
-				unknown[tp] = true
-			}
-			tps = append(tps, tp)
-		}
-	}
-	code := errNone
-	switch {
-	case r.TransactionalID == "":
-		code = errInvalidRequest
-	case len(unknown) > 0:
-	case len(tps) == 0:
-		// Nothing to add and nothing to answer.
-	default:
-		code = fencedBefore(s.txnCode("AddPartitionsToTxn", r.TransactionalID,
-			s.txn.AddPartitions(r.TransactionalID, r.ProducerID, r.ProducerEpoch, tps)), r.Version, 2)
-	}
-	for _, rt := range r.Topics {
-		st := kmsg.NewAddPartitionsToTxnResponseTopic()
-		st.Topic = rt.Topic
-		for _, pn := range rt.Partitions {
-			sp := kmsg.NewAddPartitionsToTxnResponseTopicPartition()
-			sp.Partition = pn
-			sp.ErrorCode = code
-			if len(unknown) > 0 && code == errNone {
-				sp.ErrorCode = errOperationNotAttempted
-				if unknown[txncoord.TopicPartition{Topic: rt.Topic, Partition: pn}] {
-					sp.ErrorCode = errUnknownTopicOrPartition
-				}
-			}
-			p.setErr(sp.ErrorCode)
-			st.Partitions = append(st.Partitions, sp)
-		}
-		resp.Topics = append(resp.Topics, st)
-	}
-	p.resp = resp
-	return nil
-}
-
-// handleEndTxn commits or aborts the transaction of a transactional id
-// (v0-4; v5 is KIP-890's epoch bump and is not advertised). The
-// coordinator writes the COMMIT or ABORT marker into every partition of
-// the transaction, durably, before it returns, so the answer waits for
-// it, in a goroutine of its own, as a produce waits for its fsync.
-func handleEndTxn(s *Server, c *conn, req kmsg.Request, p *pending) error {
-	r := req.(*kmsg.EndTxnRequest)
-	resp := r.ResponseKind().(*kmsg.EndTxnResponse)
-	p.resp = resp
-	if r.TransactionalID == "" {
-		resp.ErrorCode = errInvalidRequest
-		p.setErr(resp.ErrorCode)
-		return nil
-	}
-	s.laterTxn(p, func() {
-		err := s.txn.EndTxn(r.TransactionalID, r.ProducerID, r.ProducerEpoch, r.Commit)
-		resp.ErrorCode = fencedBefore(s.txnCode("EndTxn", r.TransactionalID, err), r.Version, 2)
-		p.setErr(resp.ErrorCode)
-	})
-	return nil
-}
-
-// initTransactional answers InitProducerId for a transactional id: the
-// coordinator's (producer id, epoch) for it, a bumped epoch (or a new
-// producer id when the epoch is exhausted) and any open transaction
-// aborted. v3+ carry the producer id and epoch the client has (KIP-360),
-// -1 and -1 when it has none. It runs in a goroutine of its own, since
-// aborting an open transaction writes markers.
-func (s *Server) initTransactional(r *kmsg.InitProducerIDRequest, resp *kmsg.InitProducerIDResponse, p *pending) {
-	txnID := *r.TransactionalID
-	if txnID == "" {
-		// Kafka: an empty transactional id is INVALID_REQUEST.
-		resp.ErrorCode = errInvalidRequest
-		p.setErr(resp.ErrorCode)
-		return
-	}
-	pid, epoch := int64(-1), int16(-1)
-	if r.Version >= 3 {
-		pid, epoch = r.ProducerID, r.ProducerEpoch
-		if (pid == -1) != (epoch == -1) {
-			// Kafka: both or neither, else INVALID_REQUEST.
-			resp.ErrorCode = errInvalidRequest
-			p.setErr(resp.ErrorCode)
-			return
-		}
-	}
-	timeout := time.Duration(r.TransactionTimeoutMillis) * time.Millisecond
-	s.laterTxn(p, func() {
-		gotPID, gotEpoch, err := s.txn.InitProducerID(txnID, timeout, pid, epoch)
-		if resp.ErrorCode = fencedBefore(s.txnCode("InitProducerId", txnID, err), r.Version, 4); resp.ErrorCode == errNone {
-			resp.ProducerID, resp.ProducerEpoch = gotPID, gotEpoch
-		}
-		p.setErr(resp.ErrorCode)
-	})
 }
 
 // produceCode maps BeginProduce's refusal of a transactional batch to
@@ -245,14 +144,14 @@ func (s *Server) initTransactional(r *kmsg.InitProducerIDRequest, resp *kmsg.Ini
 // the coordinator is 56 KAFKA_STORAGE_ERROR, logged.
 func (s *Server) produceCode(txnID string, err error) int16 {
 	if errors.Is(err, txncoord.ErrClosed) {
-		return errNotLeaderOrFollower
+		return kerr.NotLeaderForPartition.Code
 	}
 	code := s.txnCode("Produce", txnID, err)
 	switch code {
-	case errProducerFenced:
-		return errInvalidProducerEpoch
-	case errCoordinatorNotAvailable:
-		return errKafkaStorageError
+	case kerr.ProducerFenced.Code:
+		return kerr.InvalidProducerEpoch.Code
+	case kerr.CoordinatorNotAvailable.Code:
+		return kerr.KafkaStorageError.Code
 	}
 	return code
 }
@@ -271,11 +170,60 @@ func (s *Server) produceCode(txnID string, err error) int16 {
 // 48 names what is wrong and keeps the answer per partition.
 func (s *Server) beginTxnProduce(txnID *string, topic string, partition int32, b recordbatch.Batch) (release func(), code int16, msg string) {
 	if txnID == nil || *txnID == "" {
-		return nil, errInvalidTxnState, "a transactional batch in a produce request without a transactional id"
+		return nil, kerr.InvalidTxnState.Code, "a transactional batch in a produce request without a transactional id"
 	}
 	release, err := s.txn.BeginProduce(*txnID, b.ProducerID(), b.ProducerEpoch(), txncoord.TopicPartition{Topic: topic, Partition: partition})
 	if err != nil {
 		return nil, s.produceCode(*txnID, err), "transactional id " + strconv.Quote(*txnID) + ": " + err.Error()
 	}
 	return release, errNone, ""
+}
+
+// markers is what the transaction coordinator writes its markers
+// through: a marker for a partition of __consumer_offsets commits or
+// drops the transaction's pending offsets of the groups of that
+// partition (the group coordinator); any other goes to the store. The
+// open transactions it lists are the store's: the offsets partition is
+// added to a transaction durably (AddPartitionsDurable), so the
+// coordinator's file always lists it.
+func (s *Server) markers() txncoord.Markers {
+	return groupMarkers{groups: s.groups, Markers: txncoord.StoreMarkers(s.store)}
+}
+
+type groupMarkers struct {
+	groups *groupcoord.Coordinator
+	txncoord.Markers
+}
+
+func (m groupMarkers) WriteMarkers(d txncoord.Decision) (func() error, error) {
+	store := d
+	store.Partitions, store.FirstOffsets = nil, nil
+	for i, tp := range d.Partitions {
+		if tp.Topic != groupcoord.OffsetsTopic {
+			store.Partitions = append(store.Partitions, tp)
+			if d.FirstOffsets != nil {
+				store.FirstOffsets = append(store.FirstOffsets, d.FirstOffsets[i])
+			}
+		}
+	}
+	sync := func() error { return nil }
+	if len(store.Partitions) > 0 {
+		var err error
+		if sync, err = m.Markers.WriteMarkers(store); err != nil {
+			return nil, err
+		}
+	}
+	// The offsets after the partitions' markers, durable when
+	// CompleteTxn returns; each is a no-op when it is written again (the
+	// coordinator retries a decision that failed).
+	var errs []error
+	for _, tp := range d.Partitions {
+		if tp.Topic == groupcoord.OffsetsTopic {
+			errs = append(errs, m.groups.CompleteTxn(d.ProducerID, tp.Partition, d.Commit))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, errors.Join(err, sync())
+	}
+	return sync, nil
 }
