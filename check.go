@@ -297,7 +297,7 @@ type partitionCheck struct {
 	state    *producerstate.State
 	from     int64      // the replay applies batches from this offset on
 	broken   bool       // the replay met a batch it could not apply
-	txr      *txnReplay // rebuilds the .txnindex entries (checktxn.go)
+	txr      *txnReplay // rebuilds the .txnindex entries (checkTxnIndex)
 }
 
 // replayConfig is the producer-state configuration of the replay:

@@ -56,7 +56,7 @@ type Partition struct {
 	stopSync chan struct{}
 	syncDone chan struct{}
 
-	// durableSig wakes the waiters of DurableChanged (durablewait.go).
+	// durableSig wakes the waiters of DurableChanged (read.go).
 	durableSig durableSignal
 }
 
