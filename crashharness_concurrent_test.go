@@ -13,6 +13,7 @@ import (
 
 	"github.com/logstore/logstore"
 	"github.com/logstore/logstore/internal/crashfs"
+	"github.com/logstore/logstore/internal/crashtest"
 	"github.com/logstore/logstore/producerstate"
 	"github.com/logstore/logstore/recordbatch"
 	"github.com/logstore/logstore/snapshot"
@@ -30,7 +31,7 @@ type concAck struct {
 // concBatch is the batch producer pid sends with seq: the same bytes on
 // every retry.
 func concBatch(pid int64, seq int32, n int) []byte {
-	return producerBatch(pid, 0, seq, n, crashTS+int64(seq))
+	return producerBatch(pid, 0, seq, n, crashtest.Timestamp+int64(seq))
 }
 
 // concImage is a crash image taken while the producers ran: the
@@ -74,7 +75,7 @@ func (r *concRecorder) image(fs *crashfs.FS, dbPaths []string, mode crashfs.Mode
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	img.acks = append([]concAck(nil), r.acks...)
-	img.fs = fs.Crash(mode, rngFor(seed, uint64(len(r.acks))))
+	img.fs = fs.Crash(mode, crashtest.RNG(seed, uint64(len(r.acks))))
 	return img, nil
 }
 
@@ -119,7 +120,7 @@ func checkConcurrent(root string, topics []string, opts logstore.Options, img co
 }
 
 func checkConcurrentPartition(p *logstore.Partition, part int, acks []concAck) error {
-	log, err := readLog(p)
+	log, err := crashtest.ReadLog(p)
 	if err != nil {
 		return err
 	}
@@ -142,12 +143,12 @@ func checkConcurrentPartition(p *logstore.Partition, part int, acks []concAck) e
 		if k.seq != next[k.pid] {
 			return fmt.Errorf("producer %d: seq %d at %d, expected %d", k.pid, k.seq, b.BaseOffset(), next[k.pid])
 		}
-		if sent := stamp(concBatch(k.pid, k.seq, int(b.NumRecords())), b.BaseOffset()); !bytes.Equal(sent, b) {
+		if sent := crashtest.Stamp(concBatch(k.pid, k.seq, int(b.NumRecords())), b.BaseOffset()); !bytes.Equal(sent, b) {
 			return fmt.Errorf("batch at %d is not the one producer %d sent with seq %d", b.BaseOffset(), k.pid, k.seq)
 		}
 		at[k] = b
 		next[k.pid] = k.seq + b.NumRecords()
-		if err := want.Apply(b, crashClock()); err != nil { // the store's fixed clock: seen times equal too
+		if err := want.Apply(b, crashtest.Clock()); err != nil { // the store's fixed clock: seen times equal too
 			return err
 		}
 		off = b.LastOffset() + 1

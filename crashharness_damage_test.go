@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/logstore/logstore"
+	"github.com/logstore/logstore/internal/crashtest"
 	"github.com/logstore/logstore/internal/testutil"
 	"github.com/logstore/logstore/recordbatch"
 	"github.com/logstore/logstore/snapshot"
@@ -24,7 +25,7 @@ import (
 type damageFixture struct {
 	dir  string // the store
 	pdir string // its one partition
-	tl   timeline
+	tl   crashtest.Timeline
 	opts logstore.Options
 }
 
@@ -35,7 +36,7 @@ const damageTopic = "damage"
 // directory while it is open, as a killed process leaves it.
 func newDamageFixture(t *testing.T, clean bool) *damageFixture {
 	t.Helper()
-	f := &damageFixture{dir: t.TempDir(), opts: withCrashSegments(logstore.Options{ProducerExpiry: -1}, 1024, 0)}
+	f := &damageFixture{dir: t.TempDir(), opts: crashtest.WithSegments(logstore.Options{ProducerExpiry: -1}, 1024, 0)}
 	f.pdir = filepath.Join(f.dir, damageTopic+"-0")
 	s := openStore(t, f.dir, f.opts)
 	p := openPartition(t, s, damageTopic, 0)
@@ -44,8 +45,8 @@ func newDamageFixture(t *testing.T, clean bool) *damageFixture {
 	for i := range 30 {
 		pid := int64(300 + rng.IntN(3))
 		n := 1 + rng.IntN(5)
-		b := producerBatch(pid, 0, next[pid], n, crashTS+int64(i))
-		f.tl = append(f.tl, newWritten(b, p.EndOffset()))
+		b := producerBatch(pid, 0, next[pid], n, crashtest.Timestamp+int64(i))
+		f.tl = append(f.tl, crashtest.NewWritten(b, p.EndOffset()))
 		if _, err := p.Append(b); err != nil {
 			t.Fatal(err)
 		}
@@ -119,8 +120,8 @@ func (f *damageFixture) open(t *testing.T) (*logstore.Partition, error) {
 
 // expectAll is the oracle's expectation when every batch written must be
 // there.
-func (f *damageFixture) expectAll() expect {
-	return expect{tl: f.tl, acked: len(f.tl), durable: true}
+func (f *damageFixture) expectAll() crashtest.Expect {
+	return crashtest.Expect{Timeline: f.tl, Acked: len(f.tl), Durable: true}
 }
 
 func modifyFile(t *testing.T, path string, fn func([]byte) []byte) {

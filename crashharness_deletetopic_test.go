@@ -10,6 +10,7 @@ import (
 
 	"github.com/logstore/logstore"
 	"github.com/logstore/logstore/internal/crashfs"
+	"github.com/logstore/logstore/internal/crashtest"
 )
 
 // Store.DeleteTopic under simulated power loss after every filesystem
@@ -59,7 +60,7 @@ func TestDeleteTopicCrash(t *testing.T) {
 	points = append([]point{{"before", points[0].fs}}, points...)
 	for i, cp := range points {
 		for _, mode := range crashfs.Modes {
-			img := cp.fs.Crash(mode, rngFor(uint64(i), uint64(mode)))
+			img := cp.fs.Crash(mode, crashtest.RNG(uint64(i), uint64(mode)))
 			if err := checkDeleteImage(root, img, files); err != nil {
 				t.Fatalf("point %d (after %s), crash %s: %v", i, cp.what, mode, err)
 			}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/logstore/logstore"
 	"github.com/logstore/logstore/internal/crashfs"
+	"github.com/logstore/logstore/internal/crashtest"
 	"github.com/logstore/logstore/segment"
 )
 
@@ -19,7 +20,7 @@ import (
 type faultRun struct {
 	t      *testing.T
 	seed   uint64 // chooses the workload's producers and batch sizes
-	env    crashEnv
+	env    crashtest.Env
 	fs     *crashfs.FS
 	failAt int
 	errno  syscall.Errno
@@ -28,7 +29,7 @@ type faultRun struct {
 
 	store    *logstore.Store
 	p        *logstore.Partition
-	tl       timeline
+	tl       crashtest.Timeline
 	acked    int
 	poisoned bool // an append failed
 }
@@ -47,10 +48,10 @@ func faultErrno(failAt int) syscall.Errno {
 // reopen halfway. It returns the number of operations the run made.
 func (r *faultRun) run() int {
 	r.t.Helper()
-	if err := r.env.setDB(nil); err != nil {
+	if err := r.env.SetDB(nil); err != nil {
 		r.t.Fatal(err)
 	}
-	r.fs = crashfs.New(r.env.root)
+	r.fs = crashfs.New(r.env.Root)
 	r.fs.SetFault(func(op crashfs.Op) error {
 		if op.Seq == r.failAt {
 			r.failed = &op
@@ -61,7 +62,7 @@ func (r *faultRun) run() int {
 	if !r.open() {
 		return r.fs.Ops()
 	}
-	rng := rngFor(r.seed, 7)
+	rng := crashtest.RNG(r.seed, 7)
 	next := map[int64]int32{}
 	for i := range 36 {
 		if i == 18 {
@@ -75,9 +76,9 @@ func (r *faultRun) run() int {
 		}
 		pid := int64(200 + rng.IntN(3))
 		n := 1 + rng.IntN(5)
-		b := producerBatch(pid, 0, next[pid], n, crashTS+int64(i))
+		b := producerBatch(pid, 0, next[pid], n, crashtest.Timestamp+int64(i))
 		base := r.p.EndOffset()
-		r.tl = append(r.tl, newWritten(b, base))
+		r.tl = append(r.tl, crashtest.NewWritten(b, base))
 		if _, err := r.p.Append(b); err != nil {
 			r.check(err, fmt.Sprintf("append %d", i))
 			r.poisoned = true
@@ -100,15 +101,15 @@ func (r *faultRun) run() int {
 // open opens the store and the partition; false when the fault hit.
 func (r *faultRun) open() bool {
 	r.t.Helper()
-	opts := r.env.opts
+	opts := r.env.Opts
 	opts = opts.WithFS(r.fs)
 	opts.LockTimeout = -1
-	s, err := logstore.Open(r.env.root, opts)
+	s, err := logstore.Open(r.env.Root, opts)
 	if err != nil {
 		r.t.Fatal(err) // the root exists and the lock is on the OS: no fault there
 	}
 	r.store = s
-	if r.p, err = s.Partition(r.env.topic, 0); err != nil {
+	if r.p, err = s.Partition(r.env.Topic, 0); err != nil {
 		r.check(err, "open partition")
 		return false
 	}
@@ -140,7 +141,7 @@ func (r *faultRun) afterFailedAppend(pid int64, nextSeq int32) {
 	// The retry of the failed batch and a batch without a producer reach
 	// the log and find it poisoned; the producer's next batch may be
 	// refused before (its predecessor is unknown): none is acknowledged.
-	for i, b := range [][]byte{stampless(w.data), batchOf("later"), producerBatch(pid, 0, nextSeq, 1, crashTS)} {
+	for i, b := range [][]byte{stampless(w.Data), batchOf("later"), producerBatch(pid, 0, nextSeq, 1, crashtest.Timestamp)} {
 		if res, err := r.p.Append(b); i < 2 && !errors.Is(err, segment.ErrPoisoned) || err == nil {
 			r.fatalf("append %d after the failure got %+v, %v; want ErrPoisoned", i, res, err)
 		}
@@ -151,7 +152,7 @@ func (r *faultRun) afterFailedAppend(pid int64, nextSeq int32) {
 }
 
 // stampless returns a copy of a stored batch as its producer sent it.
-func stampless(b []byte) []byte { return stamp(b, 0) }
+func stampless(b []byte) []byte { return crashtest.Stamp(b, 0) }
 
 // crashAndCheck checks what the machine keeps if it crashes right after
 // the failure, in each of modes (nil: one chosen by failAt), then what the
@@ -163,15 +164,15 @@ func (r *faultRun) crashAndCheck(modes []crashfs.Mode) {
 	}
 	var imgs []*crashfs.FS
 	for _, mode := range modes {
-		imgs = append(imgs, r.fs.Crash(mode, rngFor(r.seed, uint64(r.failAt)<<8|uint64(mode))))
+		imgs = append(imgs, r.fs.Crash(mode, crashtest.RNG(r.seed, uint64(r.failAt)<<8|uint64(mode))))
 	}
-	db, err := r.env.readDB()
+	db, err := r.env.ReadDB()
 	if err != nil {
 		r.t.Fatal(err)
 	}
 	closeErr := r.store.Close()
 	exited := r.fs.Crash(crashfs.KeepAll, nil)
-	dbAfter, err := r.env.readDB()
+	dbAfter, err := r.env.ReadDB()
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -184,7 +185,7 @@ func (r *faultRun) crashAndCheck(modes []crashfs.Mode) {
 		case !errors.Is(closeErr, segment.ErrPoisoned):
 			r.fatalf("close of the poisoned store: %v; want ErrPoisoned", closeErr)
 		}
-		s, p, err := r.env.open(exited.Clone(), dbAfter)
+		s, p, err := r.env.Open(exited.Clone(), dbAfter)
 		if err != nil {
 			r.fatalf("reopen: %v", err)
 		}
@@ -194,14 +195,14 @@ func (r *faultRun) crashAndCheck(modes []crashfs.Mode) {
 			r.fatalf("the poisoned store left a clean mark")
 		}
 	}
-	ex := expect{tl: r.tl, acked: r.acked, durable: true}
-	o := checkOptions{resend: true, newAppend: true}
+	ex := crashtest.Expect{Timeline: r.tl, Acked: r.acked, Durable: true}
+	o := crashtest.CheckOptions{Resend: true, NewAppend: true}
 	for i, img := range imgs {
-		if err := r.env.checkImage(img, db, ex, o); err != nil {
+		if err := r.env.CheckImage(img, db, ex, o); err != nil {
 			r.fatalf("crash (%s) right after: %v", modes[i], err)
 		}
 	}
-	if err := r.env.checkImage(exited, dbAfter, ex, o); err != nil {
+	if err := r.env.CheckImage(exited, dbAfter, ex, o); err != nil {
 		r.fatalf("after the store closed (%v): %v", closeErr, err)
 	}
 }

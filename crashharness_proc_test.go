@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/logstore/logstore"
+	"github.com/logstore/logstore/internal/crashtest"
 	"github.com/logstore/logstore/internal/testutil"
 	"github.com/logstore/logstore/recordbatch"
 )
@@ -299,7 +300,7 @@ func (k *killTest) verify() {
 		if err != nil {
 			k.fail("partition %d: %v", part, err)
 		}
-		log, err := readLog(p)
+		log, err := crashtest.ReadLog(p)
 		if err != nil {
 			k.fail("partition %d: %v", part, err)
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/logstore/logstore"
 	"github.com/logstore/logstore/internal/crashfs"
+	"github.com/logstore/logstore/internal/crashtest"
 	"github.com/logstore/logstore/segment"
 )
 
@@ -29,12 +30,12 @@ type txnCrashPoint struct {
 // clean close `check` finds nothing wrong: each .txnindex equals the
 // rebuild from the log.
 func TestTxnIndexCrashRecovery(t *testing.T) {
-	env := crashEnv{root: t.TempDir(), topic: "txn", opts: withCrashSegments(logstore.Options{Sync: logstore.SyncAlways, ProducerExpiry: -1}, 400, 0)}
-	if err := env.setDB(nil); err != nil {
+	env := crashtest.Env{Root: t.TempDir(), Topic: "txn", Opts: crashtest.WithSegments(logstore.Options{Sync: logstore.SyncAlways, ProducerExpiry: -1}, 400, 0)}
+	if err := env.SetDB(nil); err != nil {
 		t.Fatal(err)
 	}
-	fs := crashfs.New(env.root)
-	s, p, err := env.reopenAsIs(fs)
+	fs := crashfs.New(env.Root)
+	s, p, err := env.ReopenAsIs(fs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +57,7 @@ func TestTxnIndexCrashRecovery(t *testing.T) {
 		mu.Lock()
 		defer mu.Unlock()
 		n := len(acked)
-		db, err := env.readDB()
+		db, err := env.ReadDB()
 		if err != nil {
 			t.Error(err)
 			return
@@ -111,7 +112,7 @@ func TestTxnIndexCrashRecovery(t *testing.T) {
 		default:
 			what = fmt.Sprintf("step %d: a plain idempotent batch", step)
 			var err error
-			outside(func() { _, err = p.Append(producerBatch(9, 0, plainSeq, 2, crashTS)) })
+			outside(func() { _, err = p.Append(producerBatch(9, 0, plainSeq, 2, crashtest.Timestamp)) })
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -151,8 +152,8 @@ func TestTxnIndexCrashRecovery(t *testing.T) {
 	}
 }
 
-func checkTxnImage(env crashEnv, img *crashfs.FS, cp txnCrashPoint, acked []segment.AbortedTxn) error {
-	s, p, err := env.open(img, cp.db)
+func checkTxnImage(env crashtest.Env, img *crashfs.FS, cp txnCrashPoint, acked []segment.AbortedTxn) error {
+	s, p, err := env.Open(img, cp.db)
 	if err != nil {
 		return err
 	}
@@ -165,7 +166,7 @@ func checkTxnImage(env crashEnv, img *crashfs.FS, cp txnCrashPoint, acked []segm
 			return fmt.Errorf("acknowledged abort %+v missing from %+v (end %d, recovery %+v, startup snapshot %d, replayed %d)", a, got, p.EndOffset(), p.Recovery(), p.Startup().SnapshotOffset, p.Startup().ReplayedBatches)
 		}
 	}
-	batches, err := readLog(p)
+	batches, err := crashtest.ReadLog(p)
 	if err != nil {
 		return err
 	}
@@ -196,7 +197,7 @@ func checkTxnImage(env crashEnv, img *crashfs.FS, cp txnCrashPoint, acked []segm
 			problems = append(problems, pr)
 		}
 	}}
-	if _, err := c.Check(env.root); err != nil {
+	if _, err := c.Check(env.Root); err != nil {
 		return err
 	}
 	if len(problems) > 0 {

@@ -1,12 +1,8 @@
 package logstore
 
 import (
-	"cmp"
-	"slices"
-	"strings"
 	"time"
 
-	"github.com/logstore/logstore/producerstate"
 	"github.com/logstore/logstore/segment"
 )
 
@@ -128,53 +124,4 @@ func (p *Partition) syncHook() func(segment.SyncInfo) {
 	return func(i segment.SyncInfo) {
 		ev.Sync(SyncEvent{Partition: p.id, Duration: i.Duration, Batches: i.Batches, Bytes: i.Bytes, Err: i.Err})
 	}
-}
-
-// saveSnapshot saves snap and reports the save.
-func (p *Partition) saveSnapshot(snap producerstate.Snapshot, atClose bool) error {
-	ev := p.store.opts.Events
-	if ev == nil || ev.SnapshotSave == nil {
-		return p.snaps.Save(snap)
-	}
-	began := time.Now()
-	err := p.snaps.Save(snap)
-	ev.SnapshotSave(SnapshotEvent{
-		Partition: p.id,
-		Offset:    snap.Offset,
-		Producers: len(snap.Producers),
-		Duration:  time.Since(began),
-		Close:     atClose,
-		Err:       err,
-	})
-	return err
-}
-
-// Producers returns how many producers the partition remembers now. It
-// waits for the append in flight, if any, and no longer.
-func (p *Partition) Producers() int {
-	p.appendMu.Lock()
-	defer p.appendMu.Unlock()
-	return p.state.Len()
-}
-
-// OpenPartitions returns the partitions of the store that are open now,
-// sorted by topic and partition; those still being opened are left out
-// (it never waits for an open). Unlike Partitions, it reads no directory.
-func (s *Store) OpenPartitions() []*Partition {
-	s.mu.Lock()
-	out := make([]*Partition, 0, len(s.parts))
-	for _, e := range s.parts {
-		select {
-		case <-e.ready:
-			if e.p != nil {
-				out = append(out, e.p)
-			}
-		default:
-		}
-	}
-	s.mu.Unlock()
-	slices.SortFunc(out, func(a, b *Partition) int {
-		return cmp.Or(strings.Compare(a.id.Topic, b.id.Topic), cmp.Compare(a.id.Partition, b.id.Partition))
-	})
-	return out
 }

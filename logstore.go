@@ -1,7 +1,7 @@
 // Package logstore is a durable, single-node store of Kafka v2 record
 // batches, kept on disk in Kafka's own partition format.
 //
-// A Store is a directory of partitions, each in a subdirectory named as
+// A Store is a directory of partitions. Each is a subdirectory named as
 // Kafka names it, <topic>-<partition>, holding Kafka segment files
 // (<base offset>.log, .index, .timeindex; see package segment):
 //
@@ -19,29 +19,35 @@
 //
 // Store.SetTopicOptions overrides the segment, size and retention options
 // for one topic's partitions. Store.DeleteTopic removes a topic's
-// directories durably: each is renamed to Kafka's
-// <topic>-<partition>.<unique>-delete name (which no listing of
-// partitions returns), the store directory is synced, then they are
-// removed; Open removes what a crash left of them.
+// directories durably. It renames each to Kafka's
+// <topic>-<partition>.<unique>-delete name, which no listing of partitions
+// returns. Then it syncs the store directory and removes them. Open
+// removes what a crash left of them.
 //
-// A Partition appends client batches (checked with
-// recordbatch.Batch.ValidateClient, every record decoded with
-// recordbatch.ValidateClientRecords, then by the producer rules of package
-// producerstate; a refused batch writes nothing and gets a *RefusedError
-// that says why as data, a duplicate is answered with the first copy's
-// offsets) and reads them back. On every segment
-// roll it copies the producer state as of the new segment's base offset
-// and saves it as a snapshot in the background (appends never wait for
-// bbolt's commit; the segment log syncs the sealed segment in the
-// background too, and only an acknowledgement that needs it waits), and
-// at a clean close one at the log end; at open it deletes
-// snapshots above the recovered log end, loads the newest good one and
-// replays the batches after it, so the state equals a full replay of the
-// log. Producers expire after Options.ProducerExpiry idle on the store's
-// clock (the time the store last accepted a batch of each, kept in the
-// snapshots; a producer replayed at open counts as seen then), never on
-// record timestamps, which are the client's data. Topic names follow Kafka's rules, and every name is
-// checked before any file is touched, so no name reaches outside DIR.
+// A Partition appends client batches and reads them back. A batch is
+// checked with recordbatch.Batch.ValidateClient, every record is decoded
+// with recordbatch.ValidateClientRecords, and then the producer rules of
+// package producerstate apply. A refused batch writes nothing. It gets a
+// *RefusedError that says why as data. A duplicate is answered with the
+// first copy's offsets.
+//
+// On every segment roll, the partition copies the producer state as of
+// the new segment's base offset. It saves the copy as a snapshot in the
+// background, so appends never wait for bbolt's commit. The segment log
+// syncs the sealed segment in the background too; only an acknowledgement
+// that needs it waits. A clean close saves one more snapshot, at the log
+// end. At open, the partition deletes snapshots above the recovered log
+// end, loads the newest good one and replays the batches after it. So the
+// state equals a full replay of the log.
+//
+// Producers expire after Options.ProducerExpiry idle on the store's
+// clock. The store keeps, in the snapshots, the time it last accepted a
+// batch of each producer; a producer replayed at open counts as seen
+// then. Expiry never looks at record timestamps, which are the client's
+// data.
+//
+// Topic names follow Kafka's rules. Every name is checked before any file
+// is touched, so no name reaches outside DIR.
 //
 // # Invariants
 //
@@ -65,50 +71,57 @@
 //     or in one whose roll had not been flushed yet.
 //
 // Partition.DurableEnd is the offset below which every batch is as
-// durable as the mode promises an acknowledged one: fsynced under
-// SyncAlways, written to the log (the log end) under SyncInterval and
-// SyncNever. A reader such as a Kafka fetch shows nothing at or above it
-// (it is the high watermark), and after Append returns it is above the
-// batch in every mode. Partition.SyncTo(end) fsyncs everything below end
-// in any mode, sharing the fsync with concurrent callers: it is the wait
-// Append makes under SyncAlways.
+// durable as the mode promises an acknowledged one. Under SyncAlways that
+// means fsynced. Under SyncInterval and SyncNever it means written to the
+// log, so DurableEnd is the log end. DurableEnd is the high watermark: a
+// reader such as a Kafka fetch shows nothing at or above it. After Append
+// returns, DurableEnd is above the batch in every mode.
+// Partition.SyncTo(end) fsyncs everything below end in any mode, and
+// concurrent callers share the fsync. It is the wait Append makes under
+// SyncAlways.
 //
-// In every mode, a failed write or fsync poisons the partition: the call
-// that hit it (or, for background work, the next call) and every later
-// call return an error matching segment.ErrPoisoned, since
-// the page cache may have dropped the data. Under SyncAlways no append
-// is acknowledged unless the fsync that covers it succeeded. Reopen the
+// In every mode, a failed write or fsync poisons the partition, since the
+// page cache may have dropped the data. The call that hit it (or, for
+// background work, the next call) and every later call return an error
+// matching segment.ErrPoisoned. Under SyncAlways no append is
+// acknowledged unless the fsync that covers it succeeded. Reopen the
 // store to recover what is on disk.
 //
 // # Transactions
 //
 // A transactional batch (Append) opens its producer's transaction at its
-// base offset when none is open; Partition.AppendMarker, the transaction
-// coordinator's path (clients may not send control batches), writes
-// Kafka's COMMIT or ABORT marker batch, checked as appendEndTxnMarker
-// checks it, and returns once it is durable in every sync mode
-// (Partition.AppendMarkerWritten is the same without the wait, for a
-// coordinator that writes several partitions' markers and then waits
-// for all of them with SyncTo).
+// base offset when none is open. Partition.AppendMarker is the
+// transaction coordinator's path; clients may not send control batches.
+// It writes Kafka's COMMIT or ABORT marker batch, checked as
+// appendEndTxnMarker checks it. It returns once the marker is durable, in
+// every sync mode. Partition.AppendMarkerWritten is the same without the
+// wait. A coordinator that writes several partitions' markers uses it,
+// then waits for all of them with SyncTo.
+//
 // Partition.LastStableOffset is the first offset of the oldest open
-// transaction, bounded by DurableEnd (which it is when none is open); a
-// transaction counts as open from before its first batch is written
-// (so DurableEnd never covers a batch the LSO does not hold back) until
-// its marker is below DurableEnd (as Kafka holds the LSO for a marker
-// not yet replicated), so a read_committed reader (Partition.ReadStable)
-// never reads an undecided transaction's data. It takes no lock: a few
-// atomic loads, read again when DurableEnd moves meanwhile. An ABORT that ends an open transaction adds Kafka's
-// .txnindex entry (producer id, first offset, the marker's offset, and
-// the last stable offset as Kafka computes it then: the first offset of
-// the oldest other open transaction, else the marker's offset + 1) to the
-// segment holding the marker, byte for byte as Kafka's broker writes it;
-// Partition.AbortedTransactions reads them back for read_committed
-// fetches. The .txnindex is derived data: at open, the replay of the log
-// after the loaded snapshot also rebuilds the entries of the markers it
-// meets (from the open transactions of the snapshot) and rewrites any
-// file that disagrees; entries below the snapshot were synced before it
-// was taken. A .txnindex that does not decode below the snapshot makes
-// the open rebuild every entry from the log start.
+// transaction, bounded by DurableEnd; with none open, it is DurableEnd. A
+// transaction counts as open from before its first batch is written, so
+// DurableEnd never covers a batch the LSO does not hold back. It stays
+// open until its marker is below DurableEnd, as Kafka holds the LSO for a
+// marker not yet replicated. So a read_committed reader
+// (Partition.ReadStable) never reads an undecided transaction's data.
+// LastStableOffset takes no lock. It makes a few atomic loads, and reads
+// again when DurableEnd moves meanwhile.
+//
+// An ABORT that ends an open transaction adds Kafka's .txnindex entry to
+// the segment holding the marker, byte for byte as Kafka's broker writes
+// it. The entry holds the producer id, the first offset, the marker's
+// offset, and the last stable offset as Kafka computes it then. That is
+// the first offset of the oldest other open transaction, else the
+// marker's offset + 1. Partition.AbortedTransactions reads the entries
+// back for read_committed fetches.
+//
+// The .txnindex is derived data. At open, the replay of the log after the
+// loaded snapshot also rebuilds the entries of the markers it meets, from
+// the open transactions of the snapshot. It rewrites any file that
+// disagrees. Entries below the snapshot were synced before it was taken.
+// A .txnindex that does not decode below the snapshot makes the open
+// rebuild every entry from the log start.
 //
 // # Locking
 //
@@ -125,19 +138,23 @@
 //     appendMu and the log's own lock: it may only read the log's
 //     StartOffset and DurableEnd.
 //
-// An append's fsync never runs under appendMu: under SyncAlways, Append
-// waits for durability after releasing it, in segment.Log.SyncTo: group commit,
-// where one caller leads each fdatasync and every caller it covered
-// returns when it ends. A roll's snapshot save runs in a goroutine of
-// its own: it waits for the sealed segment's flush to be durable (so
-// bbolt's fsyncs come after the ones acknowledgements wait for), saves,
-// then prunes snapshots below the log start; the next roll's onRoll
-// waits for it under appendMu (one save at a time, in order; the roll
-// also waits there for the previous roll's flush up to its directory
-// sync, see package segment), and a failed save fails the next append. SyncInterval's syncer is one goroutine calling
-// segment.Log.SyncTo of the log end on each tick; Close stops it before
-// it closes the log. Close waits for the save in flight, saves the
-// close snapshot under appendMu, then closes the log.
+// An append's fsync never runs under appendMu. Under SyncAlways, Append
+// waits for durability after releasing it, in segment.Log.SyncTo. That is
+// group commit: one caller leads each fdatasync, and every caller it
+// covered returns when it ends.
+//
+// A roll's snapshot save runs in a goroutine of its own. It waits for the
+// sealed segment's flush to be durable, so bbolt's fsyncs come after the
+// ones acknowledgements wait for. Then it saves, and prunes snapshots
+// below the log start. The next roll's onRoll waits for it under
+// appendMu, so there is one save at a time, in order. The roll also waits
+// there for the previous roll's flush, up to its directory sync (see
+// package segment). A failed save fails the next append.
+//
+// SyncInterval's syncer is one goroutine calling segment.Log.SyncTo of
+// the log end on each tick. Close stops it before it closes the log.
+// Close waits for the save in flight, saves the close snapshot under
+// appendMu, then closes the log.
 //
 // One process per store: Open holds an exclusive flock on DIR/.lock until
 // Close. A second Open of the same directory, from another process or
@@ -147,16 +164,17 @@
 // # Events
 //
 // Options.Events reports what the store does without this package
-// knowing who listens (package metrics turns the reports into Prometheus
-// metrics): each fsync of group commit with how long it took and the
-// batches and bytes it made durable, each segment roll, each snapshot
-// save with its duration and error, and each partition open with its
-// duration, the log's RecoveryReport and the StartupReport. Hooks run
-// synchronously where the work happens (a roll's inside the append that
-// rolled, under appendMu; a sync's after its waiters are released, under
-// no lock), so they must be quick; a nil Events or hook costs nothing.
-// Store.OpenPartitions and Partition.Producers let a scrape read the
-// open partitions without opening any.
+// knowing who listens; package metrics turns the reports into Prometheus
+// metrics. It reports each fsync of group commit, with how long it took
+// and the batches and bytes it made durable. It reports each segment
+// roll, each snapshot save with its duration and error, and each
+// partition open with its duration, the log's RecoveryReport and the
+// StartupReport. Hooks run synchronously where the work happens: a roll's
+// inside the append that rolled, under appendMu; a sync's after its
+// waiters are released, under no lock. So they must be quick. A nil
+// Events or hook costs nothing. Store.OpenPartitions and
+// Partition.Producers let a scrape read the open partitions without
+// opening any.
 package logstore
 
 import "errors"

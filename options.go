@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/logstore/logstore/internal/testseam"
 	"github.com/logstore/logstore/producerstate"
 	"github.com/logstore/logstore/recordbatch"
 	"github.com/logstore/logstore/segment"
@@ -178,10 +179,20 @@ type Options struct {
 
 	// fs is the filesystem of the store directory and everything below
 	// it but the lock file, and now is the store's clock: vfs.OS and
-	// time.Now, unless a test sets them (export_test.go) to inject
-	// faults, simulate power loss or move time.
+	// time.Now, unless a test sets them (Options.WithFS and WithClock
+	// of export_test.go here, package internal/testseam elsewhere in
+	// the module) to inject faults, simulate power loss or move time.
 	fs  vfs.FS
 	now func() time.Time
+}
+
+// init hands the setters of fs and now to package internal/testseam, for
+// the tests of the module outside this package.
+func init() {
+	testseam.Register(
+		func(o Options, fs vfs.FS) Options { o.fs = fs; return o },
+		func(o Options, now func() time.Time) Options { o.now = now; return o },
+	)
 }
 
 // segmentConfig is the configuration of a partition's log that o gives,

@@ -1,8 +1,13 @@
 package logstore
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -10,17 +15,8 @@ import (
 	"github.com/logstore/logstore/recordbatch"
 	"github.com/logstore/logstore/segment"
 	"github.com/logstore/logstore/snapshot"
+	"github.com/logstore/logstore/vfs"
 )
-
-// AppendResult is what an accepted append was assigned.
-type AppendResult struct {
-	BaseOffset int64 // offset of the batch's first record
-	LastOffset int64 // offset of its last record
-	// Duplicate is set when the batch was a retry of one the producer's
-	// window remembers: nothing was written, and the offsets are the
-	// first copy's.
-	Duplicate bool
-}
 
 // Partition is one partition of a Store: its segment log, its producer
 // state, and the snapshots of that state. It is safe for concurrent use.
@@ -60,7 +56,7 @@ type Partition struct {
 	stopSync chan struct{}
 	syncDone chan struct{}
 
-	// durableSig wakes the waiters of DurableChanged (durablewait.go).
+	// durableSig wakes the waiters of DurableChanged (read.go).
 	durableSig durableSignal
 }
 
@@ -114,136 +110,6 @@ func (p *Partition) StartOffset() int64 { return p.log.StartOffset() }
 
 // EndOffset is the offset the next accepted batch will get.
 func (p *Partition) EndOffset() int64 { return p.log.EndOffset() }
-
-// Append checks batch as a producer must send it, appends it, and returns
-// once it is as durable as the store's sync mode promises (see the
-// package doc). batch must hold exactly one Kafka v2 record batch. Append
-// stamps the assigned base offset into batch in place (the CRC does not
-// cover it); the caller must not change batch while Append runs.
-//
-// A batch that fails the checks is refused with a *RefusedError, which
-// says why as data (see Refusal) and matches ErrInvalidBatch,
-// ErrOutOfOrder or ErrFenced, and, for a batch that failed a check of its
-// own, the recordbatch sentinel of that check or segment.ErrBatchTooLarge;
-// nothing is written. Any other error is a failure, not a refusal: after
-// a failed write or sync, this and every later call return an error
-// matching segment.ErrPoisoned.
-func (p *Partition) Append(batch []byte) (AppendResult, error) {
-	return p.append(batch, true)
-}
-
-// append is Append, and with waitDurable false AppendWritten: under
-// SyncAlways it then returns once the batch is written, and the caller's
-// WaitAcked moves DurableEnd past it.
-func (p *Partition) append(batch []byte, waitDurable bool) (AppendResult, error) {
-	b, err := p.checkBatch(batch)
-	if err != nil {
-		return AppendResult{}, p.wrap("append", err)
-	}
-	p.mu.RLock()
-	defer p.mu.RUnlock()
-	if p.closed {
-		return AppendResult{}, p.wrap("append", ErrClosed)
-	}
-	res, err := p.appendChecked(b)
-	if err != nil {
-		return AppendResult{}, p.wrap("append", err)
-	}
-	if p.mode.kind == syncAlways {
-		if !waitDurable {
-			return res, nil
-		}
-		// Group commit: see segment.Log.SyncTo.
-		if err := p.log.SyncTo(res.LastOffset + 1); err != nil {
-			return AppendResult{}, p.wrap("append", err)
-		}
-	}
-	p.durableSig.notify()
-	return res, nil
-}
-
-// checkBatch is step 1 of an append: the batch alone, before any state.
-func (p *Partition) checkBatch(data []byte) (recordbatch.Batch, error) {
-	b, err := recordbatch.Parse(data, p.maxBatch)
-	if err != nil {
-		r := refuseBatch(err)
-		if r.Kind == RefusedTooLarge {
-			r.Got, r.Expected = int64(len(data)), int64(p.maxBatch)
-		}
-		return nil, r
-	}
-	if extra := len(data) - b.Size(); extra != 0 {
-		return nil, &RefusedError{Kind: RefusedInvalid, Reason: fmt.Sprintf("%d bytes follow the batch of %d bytes", extra, b.Size())}
-	}
-	if err := b.ValidateClient(); err != nil {
-		return nil, refuseBatch(err)
-	}
-	// Every record, as Kafka's log validator decodes them: a batch whose
-	// CRC is right but whose records no reader can decode would fail
-	// every read of the partition from its offset on.
-	if err := recordbatch.ValidateClientRecords(b, p.maxRecords); err != nil {
-		return nil, refuseBatch(err)
-	}
-	return b, nil
-}
-
-// appendChecked is steps 2 to 4 of an append, under appendMu: the
-// producer decision, then the write. It does not sync.
-func (p *Partition) appendChecked(b recordbatch.Batch) (AppendResult, error) {
-	p.appendMu.Lock()
-	defer p.appendMu.Unlock()
-
-	if err := p.saveFailed(); err != nil {
-		return AppendResult{}, err
-	}
-	// The store's clock for this batch: the check judges expiry on it,
-	// and the state records it as the producer's seen time.
-	now := p.now()
-	dup, isDup, err := p.checkProducer(b, now)
-	if err != nil {
-		return AppendResult{}, err
-	}
-	if isDup {
-		// The first copy's offsets. Under SyncAlways the caller still
-		// waits until they are durable: the first copy may be in flight.
-		return dup, nil
-	}
-
-	opened := p.openTxnBefore(b)
-	info, err := p.log.Append(b)
-	if err != nil && opened {
-		p.closeTxn(b.ProducerID())
-	}
-	if errors.Is(err, segment.ErrBatchTooLarge) {
-		// Larger than a segment: refused, and nothing was written.
-		return AppendResult{}, refuseBatch(err)
-	}
-	if err != nil {
-		return AppendResult{}, err
-	}
-	// The batch is in the log at its offsets: the state follows it.
-	if err := p.state.Apply(b, now); err != nil {
-		return AppendResult{}, err
-	}
-	return AppendResult{BaseOffset: info.BaseOffset, LastOffset: info.LastOffset}, nil
-}
-
-// checkProducer decides on a batch against the producer state (see
-// DESIGN.md, "Producer checks") before anything touches the log: the
-// first copy's offsets and true for a DUPLICATE, a *RefusedError for a
-// refusal, and nothing for a batch to write, judged at now. The caller
-// holds appendMu.
-func (p *Partition) checkProducer(b recordbatch.Batch, now time.Time) (dup AppendResult, isDup bool, err error) {
-	d := p.state.Check(b, now)
-	switch d.Outcome {
-	case producerstate.OK:
-		return AppendResult{}, false, nil
-	case producerstate.Duplicate:
-		return AppendResult{BaseOffset: d.DuplicateFirst, LastOffset: d.DuplicateLast, Duplicate: true}, true, nil
-	default:
-		return AppendResult{}, false, refuseProducer(d)
-	}
-}
 
 // onRoll is the log's Config.OnRoll. The log calls it after a roll and
 // before it writes the batch that caused it, inside Append and so under
@@ -360,13 +226,6 @@ func (p *Partition) syncEvery(d time.Duration) {
 			return
 		}
 	}
-}
-
-// Read returns whole batches starting with the one that holds offset, up
-// to maxBytes but at least one batch. Under SyncInterval and SyncNever it
-// can return batches that are not durable yet.
-func (p *Partition) Read(offset int64, maxBytes int) ([]byte, error) {
-	return p.ReadAppend(nil, offset, maxBytes)
 }
 
 // Close stops the partition: it waits for the appends and reads in
@@ -513,4 +372,100 @@ func (p *Partition) ProducerSnapshot() producerstate.Snapshot {
 	p.appendMu.Lock()
 	defer p.appendMu.Unlock()
 	return p.state.Snapshot()
+}
+
+// saveSnapshot saves snap and reports the save.
+func (p *Partition) saveSnapshot(snap producerstate.Snapshot, atClose bool) error {
+	ev := p.store.opts.Events
+	if ev == nil || ev.SnapshotSave == nil {
+		return p.snaps.Save(snap)
+	}
+	began := time.Now()
+	err := p.snaps.Save(snap)
+	ev.SnapshotSave(SnapshotEvent{
+		Partition: p.id,
+		Offset:    snap.Offset,
+		Producers: len(snap.Producers),
+		Duration:  time.Since(began),
+		Close:     atClose,
+		Err:       err,
+	})
+	return err
+}
+
+// Producers returns how many producers the partition remembers now. It
+// waits for the append in flight, if any, and no longer.
+func (p *Partition) Producers() int {
+	p.appendMu.Lock()
+	defer p.appendMu.Unlock()
+	return p.state.Len()
+}
+
+// ErrNoPartition: Store.ExistingPartition was asked for a partition whose
+// directory does not exist (never made, or removed by DeleteTopic).
+var ErrNoPartition = errors.New("partition directory does not exist")
+
+// ExistingPartition is Partition for a partition whose directory exists
+// already: it never creates one. A missing directory is an error
+// wrapping ErrNoPartition; a topic that DeleteTopic is removing,
+// ErrTopicDeleting, as for Partition.
+//
+// A server that learns of topics from a catalog opens their partitions
+// with it, so a request that raced with the deletion of its topic cannot
+// bring the topic's directory back: the existence check and the open are
+// one step against DeleteTopic, which waits for partitions being opened
+// and closes them before it renames their directories. The catalog alone
+// makes partition directories.
+func (s *Store) ExistingPartition(topic string, partition int32) (*Partition, error) {
+	return s.partition(topic, partition, false)
+}
+
+// existingPartitionDir checks that pdir is a directory that exists:
+// ErrNoPartition when there is none.
+func (s *Store) existingPartitionDir(pdir string) error {
+	_, err := s.fs.ReadDir(pdir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%w: %s", ErrNoPartition, pdir)
+	}
+	return err
+}
+
+// partitionDir is an entry of a store directory named as a partition
+// (<topic>-<partition>).
+type partitionDir struct {
+	id   PartitionID
+	name string
+	// files lists the entries of the partition directory, sorted.
+	files []string
+	// err is why the entry could not be listed as a directory (a regular
+	// file, a dangling symbolic link, a directory that cannot be read):
+	// the store cannot open it as a partition. Nil for a partition.
+	err error
+}
+
+// listPartitionDirs returns the entries of dir named as partitions,
+// sorted by topic and partition, each with its files or the error
+// listing it gave. A symbolic link is followed. Store.Partitions keeps
+// those without an error; Check reports the others.
+func listPartitionDirs(fsys vfs.FS, dir string) ([]partitionDir, error) {
+	names, err := fsys.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var parts []partitionDir
+	for _, name := range names {
+		id, ok := parsePartitionDir(name)
+		if !ok {
+			continue
+		}
+		files, err := fsys.ReadDir(filepath.Join(dir, name))
+		parts = append(parts, partitionDir{id: id, name: name, files: files, err: err})
+	}
+	slices.SortFunc(parts, func(a, b partitionDir) int {
+		if c := strings.Compare(a.id.Topic, b.id.Topic); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.id.Partition, b.id.Partition)
+	})
+	return parts, nil
 }

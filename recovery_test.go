@@ -3,8 +3,9 @@ package logstore_test
 // The crash-recovery suite: the store's promise (no acknowledged batch is
 // ever lost or written twice) under simulated power loss after every
 // filesystem operation, real SIGKILLs of the CLI, injected I/O errors,
-// damaged files, and concurrent appenders. See crashharness_*_test.go for the
-// model, the oracle and the harnesses, and internal/crashfs for the
+// damaged files, and concurrent appenders. See package internal/crashtest
+// for the model, the oracle and the workloads, crashharness_*_test.go for
+// the harnesses of the other tests, and internal/crashfs for the
 // filesystem that crashes.
 //
 // LOGSTORE_CRASH_SWEEP=1 runs the long sweep (more seeds, longer
@@ -28,6 +29,7 @@ import (
 
 	"github.com/logstore/logstore"
 	"github.com/logstore/logstore/internal/crashfs"
+	"github.com/logstore/logstore/internal/crashtest"
 	"github.com/logstore/logstore/recordbatch"
 	"github.com/logstore/logstore/segment"
 )
@@ -35,19 +37,19 @@ import (
 // sweep reports whether the long, exhaustive sweep was asked for.
 func sweep() bool { return os.Getenv("LOGSTORE_CRASH_SWEEP") != "" }
 
-var crashWorkloads = []crashWorkload{
-	{name: "rolls", steps: 40, producers: 3, sync: logstore.SyncAlways, segBytes: 1024},
-	{name: "retention", steps: 40, producers: 3, sync: logstore.SyncAlways, segBytes: 900, retention: 2000},
-	{name: "restarts", steps: 40, producers: 3, sync: logstore.SyncAlways, segBytes: 1024, restarts: true},
-	{name: "sync-never", steps: 30, producers: 2, sync: logstore.SyncNever, segBytes: 1024, restarts: true},
+var crashWorkloads = []crashtest.Workload{
+	{Name: "rolls", Steps: 40, Producers: 3, Sync: logstore.SyncAlways, SegBytes: 1024},
+	{Name: "retention", Steps: 40, Producers: 3, Sync: logstore.SyncAlways, SegBytes: 900, Retention: 2000},
+	{Name: "restarts", Steps: 40, Producers: 3, Sync: logstore.SyncAlways, SegBytes: 1024, Restarts: true},
+	{Name: "sync-never", Steps: 30, Producers: 2, Sync: logstore.SyncNever, SegBytes: 1024, Restarts: true},
 	// A longer history, crash points sampled (1 in 10, by the seed).
-	{name: "long", steps: 250, producers: 4, sync: logstore.SyncAlways, segBytes: 1500, retention: 6000, restarts: true, sample: 10},
+	{Name: "long", Steps: 250, Producers: 4, Sync: logstore.SyncAlways, SegBytes: 1500, Retention: 6000, Restarts: true, Sample: 10},
 }
 
 // TestCrashRecovery runs each workload, records a crash point after every
 // filesystem operation (and after every snapshot commit), crashes each
 // point in every mode of crashfs, reopens the store on the image and
-// checks the oracle (see oracle): a valid prefix holding every
+// checks the oracle (see crashtest.Oracle): a valid prefix holding every
 // acknowledged batch once, the producer state of a full replay, retries
 // answered DUPLICATE with their offsets, lost batches accepted again at
 // theirs, new appends working.
@@ -55,14 +57,14 @@ func TestCrashRecovery(t *testing.T) {
 	seeds := []uint64{1, 2, 3, 4}
 	if sweep() {
 		seeds = nil
-		for s := range envInt(t, "LOGSTORE_CRASH_SEEDS", 25) {
+		for s := range crashtest.EnvInt(t, "LOGSTORE_CRASH_SEEDS", 25) {
 			seeds = append(seeds, uint64(s+1))
 		}
 	}
-	if s := envInt(t, "LOGSTORE_CRASH_SEED", -1); s >= 0 {
+	if s := crashtest.EnvInt(t, "LOGSTORE_CRASH_SEED", -1); s >= 0 {
 		seeds = []uint64{uint64(s)}
 	}
-	only := envInt(t, "LOGSTORE_CRASH_POINT", -1)
+	only := crashtest.EnvInt(t, "LOGSTORE_CRASH_POINT", -1)
 	modes := crashfs.Modes
 	if m := os.Getenv("LOGSTORE_CRASH_MODE"); m != "" {
 		mode, ok := crashfs.ParseMode(m)
@@ -76,28 +78,28 @@ func TestCrashRecovery(t *testing.T) {
 		reopenEvery = 1
 	}
 	for _, w := range crashWorkloads {
-		t.Run(w.name, func(t *testing.T) {
+		t.Run(w.Name, func(t *testing.T) {
 			t.Parallel()
 			if sweep() {
-				w.steps *= 2
+				w.Steps *= 2
 			}
-			var total crashStats
+			var total crashtest.Stats
 			seeds := seeds
-			if w.sample > 1 && !sweep() && envInt(t, "LOGSTORE_CRASH_SEED", -1) < 0 {
+			if w.Sample > 1 && !sweep() && crashtest.EnvInt(t, "LOGSTORE_CRASH_SEED", -1) < 0 {
 				seeds = seeds[:1]
 			}
 			for _, seed := range seeds {
-				r := newCrashRun(t, w, seed)
-				r.run()
-				st := r.checkPoints(only, modes, reopenEvery)
-				total.recorded += st.recorded
-				total.points += st.points
-				total.images += st.images
-				total.checked += st.checked
-				total.skipped += st.skipped
+				r := crashtest.NewRun(t, w, seed)
+				r.Run()
+				st := r.CheckPoints(only, modes, reopenEvery)
+				total.Recorded += st.Recorded
+				total.Points += st.Points
+				total.Images += st.Images
+				total.Checked += st.Checked
+				total.Skipped += st.Skipped
 			}
 			t.Logf("%s, %d seeds: %d crash points recorded, %d crashed x %d modes = %d images, %d distinct checked (%d identical skipped)",
-				w.name, len(seeds), total.recorded, total.points, len(modes), total.images, total.checked, total.skipped)
+				w.Name, len(seeds), total.Recorded, total.Points, len(modes), total.Images, total.Checked, total.Skipped)
 		})
 	}
 }
@@ -111,18 +113,18 @@ func TestCrashRecovery(t *testing.T) {
 // failure and the files the process leaves reopen to what the oracle
 // accepts.
 func TestInjectedFaults(t *testing.T) {
-	env := func() crashEnv {
-		return crashEnv{root: t.TempDir(), topic: "faults", opts: withCrashSegments(logstore.Options{ProducerExpiry: -1}, 900, 2500)}
+	env := func() crashtest.Env {
+		return crashtest.Env{Root: t.TempDir(), Topic: "faults", Opts: crashtest.WithSegments(logstore.Options{ProducerExpiry: -1}, 900, 2500)}
 	}
 	seeds := []uint64{7}
 	modes := []crashfs.Mode(nil) // one per run, in turn
 	if sweep() {
 		seeds, modes = nil, crashfs.Modes
-		for s := range envInt(t, "LOGSTORE_CRASH_SEEDS", 25) {
+		for s := range crashtest.EnvInt(t, "LOGSTORE_CRASH_SEEDS", 25) {
 			seeds = append(seeds, uint64(s+1))
 		}
 	}
-	if s := envInt(t, "LOGSTORE_CRASH_SEED", -1); s >= 0 {
+	if s := crashtest.EnvInt(t, "LOGSTORE_CRASH_SEED", -1); s >= 0 {
 		seeds = []uint64{uint64(s)}
 	}
 	counts := map[string]int{}
@@ -131,7 +133,7 @@ func TestInjectedFaults(t *testing.T) {
 		clean := &faultRun{t: t, env: env(), seed: seed}
 		total := clean.run()
 		from, to := 1, total
-		if at := envInt(t, "LOGSTORE_FAULT_AT", 0); at > 0 {
+		if at := crashtest.EnvInt(t, "LOGSTORE_FAULT_AT", 0); at > 0 {
 			from, to = at, at
 		}
 		for failAt := from; failAt <= to; failAt++ {
@@ -172,10 +174,10 @@ func TestGarbageAfterLog(t *testing.T) {
 			t.Fatal(err)
 		}
 		rep := p.Recovery()
-		if rep.TruncatedBytes != 300 || rep.TruncatedSegment != segmentBase(t, last) || rep.TruncatedAt != f.tl.end() || !errors.Is(rep.Reason, segment.ErrCorrupt) {
-			t.Errorf("report %+v; want 300 bytes cut from %s at offset %d", rep, filepath.Base(last), f.tl.end())
+		if rep.TruncatedBytes != 300 || rep.TruncatedSegment != segmentBase(t, last) || rep.TruncatedAt != f.tl.End() || !errors.Is(rep.Reason, segment.ErrCorrupt) {
+			t.Errorf("report %+v; want 300 bytes cut from %s at offset %d", rep, filepath.Base(last), f.tl.End())
 		}
-		if err := oracle(p, f.expectAll(), checkOptions{newAppend: true}); err != nil {
+		if err := crashtest.Oracle(p, f.expectAll(), crashtest.CheckOptions{NewAppend: true}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -258,10 +260,10 @@ func TestDamagedIndexes(t *testing.T) {
 					if err != nil {
 						t.Fatalf("seed %d: %v", seed, err)
 					}
-					if err := oracle(p, f.expectAll(), checkOptions{newAppend: true}); err != nil {
+					if err := crashtest.Oracle(p, f.expectAll(), crashtest.CheckOptions{NewAppend: true}); err != nil {
 						t.Fatalf("seed %d: %v", seed, err)
 					}
-					if _, err := p.Read(f.tl[len(f.tl)/2].base+1, 1); err != nil {
+					if _, err := p.Read(f.tl[len(f.tl)/2].Base+1, 1); err != nil {
 						t.Fatalf("seed %d: read from the middle of a batch: %v", seed, err)
 					}
 				}
@@ -312,10 +314,10 @@ func TestBitFlipInSealedSegment(t *testing.T) {
 					}
 					return
 				}
-				if got := p.EndOffset(); got != f.tl.end() {
-					t.Fatalf("log end %d after the flip; want %d: nothing cut", got, f.tl.end())
+				if got := p.EndOffset(); got != f.tl.End() {
+					t.Fatalf("log end %d after the flip; want %d: nothing cut", got, f.tl.End())
 				}
-				_, rerr := readLog(p)
+				_, rerr := crashtest.ReadLog(p)
 				if !errors.Is(rerr, recordbatch.ErrCRC) {
 					t.Fatalf("reading the log: %v; want the CRC mismatch of the batch at %d", rerr, base)
 				}
@@ -358,17 +360,17 @@ func TestBitFlipWithCheckpointLost(t *testing.T) {
 				return
 			}
 			rep := p.Recovery()
-			if p.EndOffset() == f.tl.end() {
+			if p.EndOffset() == f.tl.End() {
 				return // nothing lost
 			}
 			if rep.TruncatedAt != base || !errors.Is(rep.Reason, recordbatch.ErrCRC) {
 				t.Fatalf("log cut to %d without saying so: %+v", p.EndOffset(), rep)
 			}
-			if err := oracle(p, expect{tl: f.tl, acked: f.tl.index(base), durable: true}, checkOptions{resend: true}); err != nil {
+			if err := crashtest.Oracle(p, crashtest.Expect{Timeline: f.tl, Acked: f.tl.Index(base), Durable: true}, crashtest.CheckOptions{Resend: true}); err != nil {
 				t.Fatal(err)
 			}
 			t.Logf("GAP: checkpoint %s and one bit flipped in the first segment: the log was cut at offset %d of %d",
-				how, base, f.tl.end())
+				how, base, f.tl.End())
 		})
 	}
 }
@@ -394,12 +396,12 @@ func TestBitFlipInActiveSegment(t *testing.T) {
 	if rep.TruncatedAt != base || rep.TruncatedBytes != int64(spans[len(spans)-1][1]-hit[0]) || !errors.Is(rep.Reason, recordbatch.ErrCRC) {
 		t.Fatalf("report %+v; want a cut at offset %d for a CRC mismatch", rep, base)
 	}
-	lost := f.tl.index(base)
-	if err := oracle(p, expect{tl: f.tl, acked: lost, durable: true}, checkOptions{resend: true, newAppend: true}); err != nil {
+	lost := f.tl.Index(base)
+	if err := crashtest.Oracle(p, crashtest.Expect{Timeline: f.tl, Acked: lost, Durable: true}, crashtest.CheckOptions{Resend: true, NewAppend: true}); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("GAP: one flipped bit in the active segment after an unclean shutdown cut %d acknowledged batches (offsets %d..%d, %d bytes); the recovery report says so, but they were fsynced",
-		len(f.tl)-lost, base, f.tl.end()-1, rep.TruncatedBytes)
+		len(f.tl)-lost, base, f.tl.End()-1, rep.TruncatedBytes)
 }
 
 // TestDamagedSnapshotDB: a snapshot db that is garbage, truncated, empty,
@@ -448,7 +450,7 @@ func TestDamagedSnapshotDB(t *testing.T) {
 					if err != nil {
 						t.Fatalf("seed %d: %v", seed, err)
 					}
-					if err := oracle(p, f.expectAll(), checkOptions{newAppend: true}); err != nil {
+					if err := crashtest.Oracle(p, f.expectAll(), crashtest.CheckOptions{NewAppend: true}); err != nil {
 						t.Fatalf("seed %d (startup %+v): %v", seed, p.Startup(), err)
 					}
 				}
@@ -480,7 +482,7 @@ func TestSnapshotNewerThanLog(t *testing.T) {
 		if st := p.Startup(); st.DeletedAbove == 0 || st.SnapshotOffset > p.EndOffset() {
 			t.Fatalf("startup %+v with the log ending at %d", st, p.EndOffset())
 		}
-		if err := oracle(p, expect{tl: f.tl, acked: f.tl.index(p.EndOffset()), durable: true}, checkOptions{resend: true, newAppend: true}); err != nil {
+		if err := crashtest.Oracle(p, crashtest.Expect{Timeline: f.tl, Acked: f.tl.Index(p.EndOffset()), Durable: true}, crashtest.CheckOptions{Resend: true, NewAppend: true}); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -500,7 +502,7 @@ func TestSnapshotNewerThanLog(t *testing.T) {
 		if st := p.Startup(); st.DeletedAbove == 0 {
 			t.Fatalf("startup %+v with the log ending at %d", st, p.EndOffset())
 		}
-		if err := oracle(p, expect{tl: f.tl, acked: f.tl.index(p.EndOffset()), durable: true}, checkOptions{resend: true, newAppend: true}); err != nil {
+		if err := crashtest.Oracle(p, crashtest.Expect{Timeline: f.tl, Acked: f.tl.Index(p.EndOffset()), Durable: true}, crashtest.CheckOptions{Resend: true, NewAppend: true}); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -546,7 +548,7 @@ func TestConcurrentAppendsAndCrash(t *testing.T) {
 		dbPaths = append(dbPaths, filepath.Join(pdir, "producer-snapshots.db"))
 	}
 	fs := crashfs.New(root)
-	opts := withCrashSegments(logstore.Options{ProducerExpiry: -1}, 2048, 0)
+	opts := crashtest.WithSegments(logstore.Options{ProducerExpiry: -1}, 2048, 0)
 	run := opts.WithFS(fs)
 	s := openStore(t, root, run)
 	ps := make([]*logstore.Partition, parts)
@@ -596,7 +598,7 @@ func TestConcurrentAppendsAndCrash(t *testing.T) {
 					return
 				default:
 				}
-				if _, err := readLog(p); err != nil {
+				if _, err := crashtest.ReadLog(p); err != nil {
 					readErrs[i] = err
 					return
 				}
@@ -612,7 +614,7 @@ func TestConcurrentAppendsAndCrash(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				pid := int64(1000 + part*producers + k)
-				rng := rngFor(uint64(pid), 3)
+				rng := crashtest.RNG(uint64(pid), 3)
 				var seq int32
 				for range batches {
 					n := 1 + rng.IntN(5)
@@ -681,13 +683,13 @@ func TestConcurrentAppendsAndCrash(t *testing.T) {
 func TestKillDashNine(t *testing.T) {
 	kills := 8
 	if sweep() {
-		kills = envInt(t, "LOGSTORE_CRASH_KILLS", 200)
+		kills = crashtest.EnvInt(t, "LOGSTORE_CRASH_KILLS", 200)
 	}
-	seed := uint64(envInt(t, "LOGSTORE_CRASH_SEED", 1))
-	k := &killTest{t: t, cli: buildCLI(t), dir: filepath.Join(t.TempDir(), "store"), seed: seed, rng: rngFor(seed, 9), ts: recent}
+	seed := uint64(crashtest.EnvInt(t, "LOGSTORE_CRASH_SEED", 1))
+	k := &killTest{t: t, cli: buildCLI(t), dir: filepath.Join(t.TempDir(), "store"), seed: seed, rng: crashtest.RNG(seed, 9), ts: recent}
 	// The kills are chosen from a stream of their own, so they do not
 	// depend on how far each process got before it died.
-	runs := rngFor(seed, 10)
+	runs := crashtest.RNG(seed, 10)
 	for i := range 4 {
 		k.prods = append(k.prods, &procProducer{pid: int64(500 + i), part: int32(i % 2)})
 	}

@@ -21,6 +21,7 @@ import (
 	"testing"
 
 	"github.com/logstore/logstore"
+	"github.com/logstore/logstore/internal/crashtest"
 )
 
 func TestSignalClosesAppendCleanly(t *testing.T) {
@@ -143,7 +144,7 @@ func signalAppend(t *testing.T, cli string, sig syscall.Signal, sigName string, 
 	if st.SnapshotOffset != p.EndOffset() || st.ReplayedBatches != 0 {
 		t.Errorf("reopen: snapshot at %d, %d batches replayed; want the snapshot at the log end %d", st.SnapshotOffset, st.ReplayedBatches, p.EndOffset())
 	}
-	log, err := readLog(p)
+	log, err := crashtest.ReadLog(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +218,7 @@ func TestSecondSignalExitsAtOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	log, err := readLog(p)
+	log, err := crashtest.ReadLog(p)
 	if err != nil {
 		t.Fatal(err)
 	}

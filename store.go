@@ -1,11 +1,13 @@
 package logstore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -313,6 +315,35 @@ func (s *Store) Partitions() ([]PartitionID, error) {
 	}
 	return ids, nil
 }
+
+// OpenPartitions returns the partitions of the store that are open now,
+// sorted by topic and partition; those still being opened are left out
+// (it never waits for an open). Unlike Partitions, it reads no directory.
+func (s *Store) OpenPartitions() []*Partition {
+	s.mu.Lock()
+	out := make([]*Partition, 0, len(s.parts))
+	for _, e := range s.parts {
+		select {
+		case <-e.ready:
+			if e.p != nil {
+				out = append(out, e.p)
+			}
+		default:
+		}
+	}
+	s.mu.Unlock()
+	slices.SortFunc(out, func(a, b *Partition) int {
+		return cmp.Or(strings.Compare(a.id.Topic, b.id.Topic), cmp.Compare(a.id.Partition, b.id.Partition))
+	})
+	return out
+}
+
+// FS returns the filesystem the store keeps its directory on (vfs.OS,
+// unless a test set another). Packages that keep files of their own in
+// the store's partition directories (package catalog's partition.metadata)
+// go through it, so that tests can inject faults and simulate power loss
+// in their files as in the store's.
+func (s *Store) FS() vfs.FS { return s.fs }
 
 // Close closes every open partition (a clean shutdown of each log, which
 // syncs it) and releases the store's lock. Partitions returned earlier

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +20,7 @@ import (
 	"time"
 
 	"github.com/logstore/logstore"
+	"github.com/logstore/logstore/internal/crashfs"
 	"github.com/logstore/logstore/internal/testutil"
 	"github.com/logstore/logstore/recordbatch"
 	"github.com/logstore/logstore/vfs"
@@ -583,5 +585,101 @@ func TestCloseWhileOpening(t *testing.T) {
 		if !p.Recovery().Clean {
 			t.Errorf("partition %v was not closed cleanly: %+v", id, p.Recovery())
 		}
+	}
+}
+
+// A store directory that is a dangling symbolic link is named as such,
+// not as "mkdir: file exists"; so is a dangling link among its parents.
+func TestOpenDanglingSymlink(t *testing.T) {
+	root := t.TempDir()
+	link := filepath.Join(root, "data")
+	if err := os.Symlink(filepath.Join(root, "gone"), link); err != nil {
+		t.Skipf("no symbolic links here: %v", err)
+	}
+	for _, dir := range []string{link, filepath.Join(link, "store")} {
+		s, err := logstore.Open(dir, logstore.Options{LockTimeout: -1})
+		if err == nil {
+			s.Close()
+			t.Fatalf("Open(%s) through a dangling link succeeded", dir)
+		}
+		want := link + " is a symbolic link to " + filepath.Join(root, "gone") + ", which does not exist"
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("Open(%s): %v\nwant it to say %q", dir, err, want)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(root, "gone")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the link's target was created: %v", err)
+	}
+}
+
+// A refused name is named in the error: topic and partition.
+func TestPartitionRefusalNamesThePartition(t *testing.T) {
+	s, err := logstore.Open(t.TempDir(), logstore.Options{LockTimeout: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, c := range []struct {
+		topic     string
+		partition int32
+	}{{"events", -1}, {"a/b", 3}, {"", 0}} {
+		_, err := s.Partition(c.topic, c.partition)
+		want := fmt.Sprintf("open partition (topic %q, partition %d) in store", c.topic, c.partition)
+		if !errors.Is(err, logstore.ErrInvalidName) || !strings.Contains(err.Error(), want) {
+			t.Errorf("Partition(%q, %d): %v; want ErrInvalidName and %q", c.topic, c.partition, err, want)
+		}
+	}
+}
+
+// TestStoreDirThroughFS creates a store's directory, and its missing
+// parents, through the store's filesystem: after a power loss that keeps
+// only what was synced, the directory is still there, and Check, reading
+// through the same filesystem, finds the partition and its batch.
+func TestStoreDirThroughFS(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "a", "b")
+	// The lock file and bbolt's snapshot db are on the real OS: give them
+	// their directories there. crashfs has none of them yet.
+	if err := os.MkdirAll(filepath.Join(dir, "t-0"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fsys := crashfs.New(root)
+	s := openStore(t, dir, logstore.Options{}.WithFS(fsys))
+	p := openPartition(t, s, "t", 0)
+	if _, err := p.Append(batchOf("a")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	img := fsys.Crash(crashfs.DropUnsynced, rand.New(rand.NewPCG(1, 2)))
+	for _, d := range []string{filepath.Join(root, "a"), dir} {
+		if fi, err := img.Stat(d); err != nil || !fi.IsDir() {
+			t.Fatalf("after the crash, Stat(%s) = %v, %v; want a directory", d, fi, err)
+		}
+	}
+	var problems []logstore.Problem
+	c := logstore.Checker{FS: img, Report: func(p logstore.Problem) { problems = append(problems, p) }}
+	stats, err := c.Check(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stats.Partitions != 1 || stats.Batches != 1 || stats.Problems != 0 {
+		t.Fatalf("Check through the crashed image: %+v, %v; want 1 partition, 1 batch, no problems", stats, problems)
+	}
+}
+
+// TestCheckMissingDirThroughFS: Check stats the store directory through
+// its filesystem, so a directory only the real OS has is missing there.
+func TestCheckMissingDirThroughFS(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "store")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c := logstore.Checker{FS: crashfs.New(root)}
+	if _, err := c.Check(dir); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("Check(%s) through an empty crashfs: %v; want it missing", dir, err)
 	}
 }

@@ -3,6 +3,7 @@ package logstore
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync/atomic"
 
@@ -108,73 +109,6 @@ func (p *Partition) AbortedTransactions(from, to int64) ([]segment.AbortedTxn, e
 		return nil, p.wrap("aborted transactions", err)
 	}
 	return txns, nil
-}
-
-// AppendMarker ends the open transaction of producer id at epoch by
-// writing Kafka's COMMIT (commit true) or ABORT marker batch, with
-// coordinatorEpoch, as a transaction coordinator does (clients may not
-// write control batches: Append refuses them). The marker is checked as
-// Kafka's appendEndTxnMarker checks it (an older producer epoch or
-// coordinator epoch is refused with a *RefusedError, nothing written),
-// appended, applied to the producer state, and, for an ABORT that ends
-// an open transaction, recorded in the .txnindex of the segment holding
-// it, with the last stable offset Kafka computes at that moment. It
-// returns once the marker is durable, in every sync mode: it is
-// AppendMarkerWritten, then SyncTo past the marker.
-func (p *Partition) AppendMarker(producerID int64, epoch int16, commit bool, coordinatorEpoch int32) (AppendResult, error) {
-	res, err := p.AppendMarkerWritten(producerID, epoch, commit, coordinatorEpoch)
-	if err != nil {
-		return AppendResult{}, err
-	}
-	if err := p.SyncTo(res.LastOffset + 1); err != nil {
-		return AppendResult{}, err
-	}
-	return res, nil
-}
-
-func (p *Partition) appendMarker(producerID int64, epoch int16, commit bool, coordinatorEpoch int32) (AppendResult, error) {
-	p.appendMu.Lock()
-	defer p.appendMu.Unlock()
-	if err := p.saveFailed(); err != nil {
-		return AppendResult{}, err
-	}
-	m := recordbatch.EndTxnMarker{Type: recordbatch.ControlAbort, CoordinatorEpoch: coordinatorEpoch}
-	if commit {
-		m.Type = recordbatch.ControlCommit
-	}
-	now := p.now()
-	// Partition leader epoch 0: the one the server stamps into every
-	// batch it appends (a single node is always the leader of epoch 0).
-	b, err := recordbatch.AppendEndTxnBatch(nil, p.log.EndOffset(), now.UnixMilli(), 0, producerID, epoch, m)
-	if err != nil {
-		return AppendResult{}, err
-	}
-	batch := recordbatch.Batch(b)
-	if d := p.state.CheckMarker(batch, now); d.Outcome.Refused() {
-		return AppendResult{}, refuseProducer(d)
-	}
-	info, err := p.log.Append(batch)
-	if err != nil {
-		return AppendResult{}, err
-	}
-	if err := p.state.Apply(batch, now); err != nil {
-		return AppendResult{}, err
-	}
-	if first, open := p.txns.open[producerID]; open && !commit {
-		lso := firstOpen(p.txns.open, producerID)
-		if lso < 0 {
-			lso = info.LastOffset + 1
-		}
-		t := segment.AbortedTxn{ProducerID: producerID, FirstOffset: first, LastOffset: info.LastOffset, LastStableOffset: lso}
-		if err := p.log.AppendAbortedTxn(t); err != nil {
-			return AppendResult{}, err
-		}
-	}
-	if first, open := p.txns.open[producerID]; open {
-		p.noteDecided(first, info.LastOffset+1)
-		p.closeTxn(producerID)
-	}
-	return AppendResult{BaseOffset: info.BaseOffset, LastOffset: info.LastOffset}, nil
 }
 
 // txnReplay rebuilds the .txnindex entries of the log it is shown, from
@@ -304,4 +238,91 @@ func (p *Partition) recoverTxnIndex(r *txnReplay) error {
 	}
 	p.txns.reset(p.state)
 	return nil
+}
+
+// OpenTransactions returns the transactions the partition holds open
+// now: producer id -> the first offset of its open transaction (a
+// transactional batch with no COMMIT or ABORT marker after it). It
+// waits for the append in flight, if any.
+func (p *Partition) OpenTransactions() map[int64]int64 {
+	p.appendMu.Lock()
+	defer p.appendMu.Unlock()
+	return maps.Clone(p.txns.open)
+}
+
+// OpenTransaction returns the first offset of producer id pid's open
+// transaction in the partition, and false when it has none open. It
+// waits for the append in flight, if any.
+func (p *Partition) OpenTransaction(pid int64) (first int64, ok bool) {
+	p.appendMu.Lock()
+	defer p.appendMu.Unlock()
+	first, ok = p.txns.open[pid]
+	return first, ok
+}
+
+// openTxnBefore marks the transaction that client batch b begins (a
+// transactional batch of a producer with none open) as open at the
+// offset the log is about to give b, before b is written. DurableEnd can
+// cover b as soon as the log holds it (at once under SyncInterval and
+// SyncNever, at any group commit under SyncAlways), and the last stable
+// offset must never pass a batch of an open transaction, not even
+// between the write and the producer state's Apply. It returns whether
+// it marked one, for closeTxn when the write fails. The caller holds
+// appendMu.
+func (p *Partition) openTxnBefore(b recordbatch.Batch) bool {
+	if !b.HasProducerID() || !b.Attributes().Transactional() || b.Attributes().Control() {
+		return false
+	}
+	if _, ok := p.txns.open[b.ProducerID()]; ok {
+		return false
+	}
+	p.txns.open[b.ProducerID()] = p.log.EndOffset()
+	p.txns.recompute()
+	return true
+}
+
+// closeTxn removes producer id pid's transaction from the open ones:
+// openTxnBefore undone after a failed write, or the transaction ended by
+// its marker (after noteDecided). The caller holds appendMu.
+func (p *Partition) closeTxn(pid int64) {
+	delete(p.txns.open, pid)
+	p.txns.recompute()
+}
+
+// decidedTxn is a transaction ended by a marker: its first offset, and
+// the offset after its marker.
+type decidedTxn struct{ first, end int64 }
+
+// noteDecided keeps the transaction from first that the marker ending
+// below end has just decided, until the marker is below the high
+// watermark: the LSO stays at first until then, as Kafka's
+// unreplicated transactions hold it. Called before closeTxn removes the
+// transaction from the open ones, so a reader of the LSO always finds it
+// in one of the two; it drops the entries whose markers are durable. The
+// caller holds appendMu.
+func (p *Partition) noteDecided(first, end int64) {
+	hw := p.DurableEnd()
+	var keep []decidedTxn
+	if old := p.txns.decided.Load(); old != nil {
+		for _, t := range *old {
+			if t.end > hw {
+				keep = append(keep, t)
+			}
+		}
+	}
+	keep = append(keep, decidedTxn{first: first, end: end})
+	p.txns.decided.Store(&keep)
+}
+
+// undurable returns lso lowered to the first offset of every decided
+// transaction whose marker is not below hw.
+func (t *txnTracker) undurable(hw, lso int64) int64 {
+	if d := t.decided.Load(); d != nil {
+		for _, txn := range *d {
+			if txn.end > hw && txn.first < lso {
+				lso = txn.first
+			}
+		}
+	}
+	return lso
 }

@@ -1,4 +1,4 @@
-package logstore_test
+package txncoord_test
 
 import (
 	"fmt"

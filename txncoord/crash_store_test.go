@@ -1,19 +1,21 @@
-package logstore_test
+package txncoord_test
 
-// The coordinator under simulated power loss, in the style of the root
-// package's crash harness (crashharness_catalog_test.go): a workload of
+// The coordinator under simulated power loss, in the style of the
+// catalog's crash harness (catalog/crash_store_test.go). A workload of
 // transactions over 3 partitions of a real logstore.Store on a
 // crashfs.FS, with markers through txncoord.StoreMarkers, records a crash
 // point after every filesystem operation of the partitions and after
-// every transactions.db commit (transactions.db, bbolt, is on the real
-// OS; its bytes are taken as each commit finished, from
-// txncoord.Config.OnCommit). Each point is crashed in a mode the seed
-// picks; the store and the coordinator opened on the image (the
-// coordinator finishing what it had decided, then a new producer of
-// each id aborting what was still ongoing) must leave every transaction
-// committed in every partition that holds its data or aborted in all of
-// them, as acknowledged when it was, and no partition with an open
-// transaction.
+// every transactions.db commit. transactions.db, the coordinator's
+// append-only record file (converted at the first Open from the bbolt
+// file of the previous version), is on the real OS; its bytes are taken
+// as each commit finished, from txncoord.Config.OnCommit.
+//
+// Each point is crashed in a mode the seed picks. On the image, the
+// store and the coordinator are opened: the coordinator finishes what it
+// had decided, then a new producer of each id aborts what was still
+// ongoing. Every transaction must then be committed in every partition
+// that holds its data or aborted in all of them, as acknowledged when it
+// was, and no partition may hold an open transaction.
 
 import (
 	"bytes"
@@ -34,6 +36,7 @@ import (
 
 	"github.com/logstore/logstore"
 	"github.com/logstore/logstore/internal/crashfs"
+	"github.com/logstore/logstore/internal/crashtest"
 	"github.com/logstore/logstore/internal/testutil"
 	"github.com/logstore/logstore/recordbatch"
 	"github.com/logstore/logstore/snapshot"
@@ -117,7 +120,7 @@ func TestCoordinatorCrashRecovery(t *testing.T) {
 	r.lastDB = coordBoltFile(t, r.txnDBPath())
 	r.fs = crashfs.New(r.root)
 	opts := logstore.Options{Sync: logstore.SyncAlways, ProducerExpiry: -1, LockTimeout: -1}
-	s, err := logstore.Open(r.root, opts.WithFS(r.fs))
+	s, err := logstore.Open(r.root, crashtest.WithFS(opts, r.fs))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -467,7 +470,7 @@ func (r *coordCrashRun) check(img *crashfs.FS, cp coordPoint, data map[coordData
 		}
 	}
 	opts := logstore.Options{Sync: logstore.SyncAlways, ProducerExpiry: -1, LockTimeout: -1}
-	s, err := logstore.Open(r.root, opts.WithFS(img))
+	s, err := logstore.Open(r.root, crashtest.WithFS(opts, img))
 	if err != nil {
 		return fmt.Errorf("open the store: %w", err)
 	}
@@ -532,7 +535,7 @@ func (r *coordCrashRun) check(img *crashfs.FS, cp coordPoint, data map[coordData
 		if lso, end := p.LastStableOffset(), p.EndOffset(); lso != end {
 			return fmt.Errorf("partition %d: LSO %d below the end %d: a transaction left open", tp.Partition, lso, end)
 		}
-		batches, err := readBatches(p, false)
+		batches, err := crashtest.ReadBatches(p, false)
 		if err != nil {
 			return fmt.Errorf("partition %d: %w", tp.Partition, err)
 		}

@@ -1,4 +1,4 @@
-package logstore_test
+package kafkaserver_test
 
 import (
 	"context"
@@ -18,13 +18,16 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/logstore/logstore"
+	"github.com/logstore/logstore/internal/testseam"
 	"github.com/logstore/logstore/internal/testutil"
 	"github.com/logstore/logstore/kafkaserver"
+	"github.com/logstore/logstore/recordbatch"
 	"github.com/logstore/logstore/vfs"
 )
 
-// This test lives here, not in package kafkaserver, because it needs
-// Options.WithFS (export_test.go) to hold an fsync.
+// The server over a real logstore.Store whose filesystem or clock a test
+// replaces (through internal/testseam): a held or failing fsync, a
+// clock that jumps.
 
 // serveKafka serves s over the Kafka protocol on a loopback port until
 // the test ends, and returns the address.
@@ -111,7 +114,7 @@ func kafkaProduceAnswer(t *testing.T, nc net.Conn, req *kmsg.ProduceRequest, cor
 // first copy's offset, not before the first copy is durable.
 func TestKafkaProduceDoesNotHoldNextAppend(t *testing.T) {
 	h := &heldSyncFS{FS: vfs.OS, entered: make(chan struct{}, 1), release: make(chan struct{})}
-	s := openStore(t, t.TempDir(), logstore.Options{}.WithFS(h))
+	s := openStore(t, t.TempDir(), testseam.WithFS(logstore.Options{}, h))
 	p := openPartition(t, s, "t", 0) // the topic: its partition directory
 	addr := serveKafka(t, s, slog.New(slog.DiscardHandler))
 	c, other := dialKafka(t, addr), dialKafka(t, addr)
@@ -181,7 +184,7 @@ func (f *failSyncFile) Sync() error {
 // logged; the poisoned partition answers 56 from then on.
 func TestKafkaProducePoisoned(t *testing.T) {
 	f := &failSyncFS{FS: vfs.OS}
-	s := openStore(t, t.TempDir(), logstore.Options{}.WithFS(f))
+	s := openStore(t, t.TempDir(), testseam.WithFS(logstore.Options{}, f))
 	openPartition(t, s, "t", 0)
 	var logs testutil.LockedBuffer
 	c := dialKafka(t, serveKafka(t, s, slog.New(slog.NewTextHandler(&logs, nil))))
@@ -208,7 +211,7 @@ func TestKafkaProducerExpiry(t *testing.T) {
 	var clock atomic.Int64
 	clock.Store(time.Now().UnixNano())
 	now := func() time.Time { return time.Unix(0, clock.Load()) }
-	s := openStore(t, t.TempDir(), logstore.Options{ProducerExpiry: time.Minute}.WithClock(now))
+	s := openStore(t, t.TempDir(), testseam.WithClock(logstore.Options{ProducerExpiry: time.Minute}, now))
 	p := openPartition(t, s, "t", 0)
 	addr := serveKafka(t, s, slog.New(slog.DiscardHandler))
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic("t"),
@@ -239,4 +242,83 @@ func TestKafkaProducerExpiry(t *testing.T) {
 	if end := p.EndOffset(); end != 20 {
 		t.Fatalf("log end %d, want 20", end)
 	}
+}
+
+// recent is a record timestamp the default producer expiry (1 day,
+// against the clock) keeps.
+var recent = time.Now().UnixMilli()
+
+// producerBatch builds an idempotent client batch of n records.
+func producerBatch(pid int64, epoch int16, seq int32, n int, ts int64) []byte {
+	return testutil.ClientBatch(pid, epoch, seq, n, ts, false)
+}
+
+// batchOf builds a client batch of the given values, one record each,
+// with base offset 0 (Append stamps the real one). It panics on a builder
+// error, which would be a bug of the test.
+func batchOf(values ...string) []byte {
+	b := recordbatch.NewBuilder(0)
+	for _, v := range values {
+		if err := b.Append(1_700_000_000_000, nil, []byte(v), nil); err != nil {
+			panic(err)
+		}
+	}
+	out, err := b.AppendTo(nil)
+	if err != nil {
+		panic(err)
+	}
+	return out
+}
+
+// openStore opens a store in dir and closes it when the test ends (a
+// second Close is harmless).
+func openStore(t testing.TB, dir string, opts logstore.Options) *logstore.Store {
+	t.Helper()
+	s, err := logstore.Open(dir, opts)
+	if err != nil {
+		t.Fatalf("Open(%s): %v", dir, err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func openPartition(t testing.TB, s *logstore.Store, topic string, partition int32) *logstore.Partition {
+	t.Helper()
+	p, err := s.Partition(topic, partition)
+	if err != nil {
+		t.Fatalf("Partition(%q, %d): %v", topic, partition, err)
+	}
+	return p
+}
+
+// heldSyncFS counts the syncs of .log files; while hold is set, the next
+// .log sync says so on entered and waits for release.
+type heldSyncFS struct {
+	vfs.FS
+	syncs   atomic.Int64
+	hold    atomic.Bool
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (h *heldSyncFS) OpenFile(name string, flag int, perm fs.FileMode) (vfs.File, error) {
+	f, err := h.FS.OpenFile(name, flag, perm)
+	if err != nil || !strings.HasSuffix(name, ".log") {
+		return f, err
+	}
+	return &heldSyncFile{File: f, fs: h}, nil
+}
+
+type heldSyncFile struct {
+	vfs.File
+	fs *heldSyncFS
+}
+
+func (f *heldSyncFile) Sync() error {
+	if f.fs.hold.CompareAndSwap(true, false) {
+		f.fs.entered <- struct{}{}
+		<-f.fs.release
+	}
+	f.fs.syncs.Add(1)
+	return f.File.Sync()
 }

@@ -1,7 +1,6 @@
-package logstore_test
+package txncoord_test
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,57 +9,14 @@ import (
 
 	"github.com/logstore/logstore"
 	"github.com/logstore/logstore/internal/crashfs"
+	"github.com/logstore/logstore/internal/crashtest"
 	"github.com/logstore/logstore/txncoord"
 )
 
-// TestAppendMarkerWritten: the marker is checked and applied as
-// AppendMarker does, but returns before it is durable: its transaction
-// stays below the last stable offset until SyncTo makes the marker
-// durable.
-func TestAppendMarkerWritten(t *testing.T) {
-	for _, mode := range []logstore.SyncMode{logstore.SyncAlways, logstore.SyncNever} {
-		t.Run(mode.String(), func(t *testing.T) {
-			s := openStore(t, t.TempDir(), logstore.Options{Sync: mode})
-			p := openPartition(t, s, "txn", 0)
-			mustAppend(t, p, txnDataBatch(1, 3, 0, 2)) // 0-1
-			if err := p.SyncTo(p.EndOffset()); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := p.AppendMarkerWritten(1, 2, false, 5); !errors.Is(err, logstore.ErrFenced) {
-				t.Fatalf("older producer epoch: %v", err)
-			}
-			res, err := p.AppendMarkerWritten(1, 3, false, 5)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if res.BaseOffset != 2 || res.LastOffset != 2 || p.EndOffset() != 3 {
-				t.Fatalf("marker at %+v, end %d", res, p.EndOffset())
-			}
-			if mode == logstore.SyncAlways {
-				// Not synced: the transaction is not stable yet. (Under
-				// SyncNever a written offset counts as durable.)
-				if d := p.DurableEnd(); d > res.LastOffset {
-					t.Fatalf("durable end %d: the marker was synced", d)
-				}
-				wantLSO(t, p, 0)
-			}
-			// Applied: the abort is in the .txnindex already.
-			if got, _ := p.AbortedTransactions(0, 3); len(got) != 1 || got[0].FirstOffset != 0 || got[0].LastOffset != 2 {
-				t.Fatalf("aborted transactions %+v", got)
-			}
-			if err := p.SyncTo(res.LastOffset + 1); err != nil {
-				t.Fatal(err)
-			}
-			wantLSO(t, p, 3)
-		})
-	}
-}
-
 // TestStoreMarkersWriteAllThenSync: txncoord.StoreMarkers, with several
-// partitions: every
-// marker is written before the first of their syncs (one wait for all,
-// not a write and a sync per partition), and each is durable when
-// WriteMarkers returns.
+// partitions of a real store. Every marker is written before the first
+// of their syncs (one wait for all, not a write and a sync per
+// partition), and each is durable when WriteMarkers returns.
 func TestStoreMarkersWriteAllThenSync(t *testing.T) {
 	root := t.TempDir()
 	tps := []txncoord.TopicPartition{{Topic: "t", Partition: 0}, {Topic: "t", Partition: 1}, {Topic: "t", Partition: 2}}
@@ -71,7 +27,7 @@ func TestStoreMarkersWriteAllThenSync(t *testing.T) {
 		}
 	}
 	fs := crashfs.New(root)
-	s, err := logstore.Open(root, logstore.Options{Sync: logstore.SyncAlways, LockTimeout: -1}.WithFS(fs))
+	s, err := logstore.Open(root, crashtest.WithFS(logstore.Options{Sync: logstore.SyncAlways, LockTimeout: -1}, fs))
 	if err != nil {
 		t.Fatal(err)
 	}

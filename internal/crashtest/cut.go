@@ -1,4 +1,4 @@
-package logstore_test
+package crashtest
 
 import (
 	"bytes"
@@ -10,13 +10,13 @@ import (
 	"github.com/logstore/logstore/segment"
 )
 
-// checkNothingThrownAway compares a crash image's files before the open
+// CheckNothingThrownAway compares a crash image's files before the open
 // that recovered it with after: every byte of a segment's .log is still
 // in the log or in a cut file beside it (<segment>.log.cut-<position>,
 // the whole of a deleted segment at position 0). The exceptions are what
 // was never the log's: segments wholly below the log start (retention
 // had let them go) and spare files without a whole batch header.
-func checkNothingThrownAway(before, after map[string][]byte, logStart int64) error {
+func CheckNothingThrownAway(before, after map[string][]byte, logStart int64) error {
 	cuts := map[string][][]byte{} // by the .log's path: the cut files' bytes
 	for name, data := range after {
 		if _, _, ok := segment.IsCutFile(filepath.Base(name)); ok {

@@ -1,4 +1,4 @@
-package logstore_test
+package catalog_test
 
 // The catalog when a topic's creation or deletion fails part way (an I/O
 // error, not a crash): the catalog must keep agreeing with catalog.db, so
@@ -14,6 +14,7 @@ import (
 	"github.com/logstore/logstore"
 	"github.com/logstore/logstore/catalog"
 	"github.com/logstore/logstore/internal/crashfs"
+	"github.com/logstore/logstore/internal/crashtest"
 )
 
 var errCatalogFault = errors.New("injected I/O error")
@@ -42,7 +43,7 @@ func openFaultCatalog(t *testing.T) *faultCatalog {
 
 func (f *faultCatalog) open() {
 	f.t.Helper()
-	s, err := logstore.Open(f.root, logstore.Options{LockTimeout: -1}.WithFS(f.fs))
+	s, err := logstore.Open(f.root, crashtest.WithFS(logstore.Options{LockTimeout: -1}, f.fs))
 	if err != nil {
 		f.t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package logstore_test
+package catalog_test
 
 // The catalog under simulated power loss: a workload of topic creations,
 // deletions and producer ids runs against a store on a crashfs.FS (the
@@ -27,6 +27,7 @@ import (
 	"github.com/logstore/logstore"
 	"github.com/logstore/logstore/catalog"
 	"github.com/logstore/logstore/internal/crashfs"
+	"github.com/logstore/logstore/internal/crashtest"
 )
 
 // catalogExpect is what may be found of a topic after a crash.
@@ -90,7 +91,7 @@ func TestCatalogCrashRecovery(t *testing.T) {
 	r := &catalogCrashRun{t: t, root: t.TempDir(), expect: map[string]catalogExpect{}, maxPID: -1}
 	r.fs = crashfs.New(r.root)
 	r.fs.SetHook(r.hook)
-	opts := logstore.Options{LockTimeout: -1}.WithFS(r.fs)
+	opts := crashtest.WithFS(logstore.Options{LockTimeout: -1}, r.fs)
 	s, err := logstore.Open(r.root, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -153,7 +154,7 @@ func TestCatalogCrashRecovery(t *testing.T) {
 	checked := 0
 	for i, cp := range r.points {
 		for _, mode := range crashfs.Modes {
-			img := cp.fs.Crash(mode, rngFor(uint64(i), uint64(mode)))
+			img := cp.fs.Crash(mode, crashtest.RNG(uint64(i), uint64(mode)))
 			if err := r.check(img, cp); err != nil {
 				t.Fatalf("point %d (%s), crash %s: %v", i, cp.what, mode, err)
 			}
@@ -173,7 +174,7 @@ func (r *catalogCrashRun) check(img *crashfs.FS, cp catalogPoint) error {
 			return err
 		}
 	}
-	opts := logstore.Options{LockTimeout: -1}.WithFS(img)
+	opts := crashtest.WithFS(logstore.Options{LockTimeout: -1}, img)
 	s, err := logstore.Open(r.root, opts)
 	if err != nil {
 		return fmt.Errorf("open the store: %w", err)

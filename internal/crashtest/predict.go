@@ -1,4 +1,4 @@
-package logstore_test
+package crashtest
 
 import (
 	"errors"
@@ -14,9 +14,9 @@ import (
 // predictOpen runs the verifier on the partition directory of img, read
 // only, and returns what it predicts the next open does; ok is false when
 // img holds no partition directory yet.
-func (e *crashEnv) predictOpen(img *crashfs.FS) (pred segment.OpenPrediction, ok bool, err error) {
+func (e *Env) predictOpen(img *crashfs.FS) (pred segment.OpenPrediction, ok bool, err error) {
 	v := segment.Verifier{FS: img, Predict: func(p segment.OpenPrediction) { pred, ok = p, true }}
-	if _, err := v.Verify(e.pdir()); err != nil {
+	if _, err := v.Verify(e.PartitionDir()); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return pred, false, nil
 		}
@@ -29,7 +29,7 @@ func (e *crashEnv) predictOpen(img *crashfs.FS) (pred segment.OpenPrediction, ok
 // open did: the segment cut and the byte position of the cut, the
 // segments removed, the indexes rebuilt, the spare adopted; a crash
 // image is never refused. after is the image's files after the open.
-func (e *crashEnv) checkPrediction(pred segment.OpenPrediction, rep segment.RecoveryReport, after map[string][]byte) error {
+func (e *Env) checkPrediction(pred segment.OpenPrediction, rep segment.RecoveryReport, after map[string][]byte) error {
 	cutPos := int64(-1)
 	for _, f := range rep.CutFiles {
 		if base, pos, ok := segment.IsCutFile(filepath.Base(f)); ok && base == rep.TruncatedSegment {
@@ -49,13 +49,13 @@ func (e *crashEnv) checkPrediction(pred segment.OpenPrediction, rep segment.Reco
 	notRebuilt := slices.DeleteFunc(slices.Clone(pred.Rebuilt), func(b int64) bool { return slices.Contains(rep.RebuiltIndexes, b) })
 	var removed []int64
 	for _, b := range pred.BelowStart {
-		if _, ok := after[filepath.Join(e.pdir(), fmt.Sprintf("%020d.log", b))]; ok {
+		if _, ok := after[filepath.Join(e.PartitionDir(), fmt.Sprintf("%020d.log", b))]; ok {
 			removed = append(removed, b)
 		}
 	}
 	adopted := pred.AdoptedSpare < 0
 	for _, suffix := range []string{".log", ".log.cut-0"} {
-		if _, ok := after[filepath.Join(e.pdir(), fmt.Sprintf("%020d%s", pred.AdoptedSpare, suffix))]; ok {
+		if _, ok := after[filepath.Join(e.PartitionDir(), fmt.Sprintf("%020d%s", pred.AdoptedSpare, suffix))]; ok {
 			adopted = true
 		}
 	}

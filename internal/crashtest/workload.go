@@ -1,4 +1,4 @@
-package logstore_test
+package crashtest
 
 // The crash workloads: small, seeded client histories run against a
 // store on a crashfs.FS, recording a crash point after every filesystem
@@ -21,16 +21,16 @@ import (
 	"github.com/logstore/logstore/recordbatch"
 )
 
-// crashWorkload is the shape of a workload; the seed fills it in.
-type crashWorkload struct {
-	name      string
-	steps     int
-	producers int
-	sync      logstore.SyncMode
-	segBytes  int64
-	retention int64 // RetentionBytes, 0 for none
-	restarts  bool  // clean and unclean closes and reopens along the way
-	sample    int   // check one crash point in sample, chosen by the seed (0, 1: all)
+// Workload is the shape of a workload; the seed fills it in.
+type Workload struct {
+	Name      string
+	Steps     int
+	Producers int
+	Sync      logstore.SyncMode
+	SegBytes  int64
+	Retention int64 // RetentionBytes, 0 for none
+	Restarts  bool  // clean and unclean closes and reopens along the way
+	Sample    int   // check one crash point in Sample, chosen by the seed (0, 1: all)
 }
 
 // crashPoint is one moment a crash is tried at: the filesystem as it was
@@ -55,19 +55,19 @@ type crashProducer struct {
 	registered bool  // the store accepted a batch of epoch
 }
 
-// crashRun is one workload being run.
-type crashRun struct {
+// Run is one workload being run.
+type Run struct {
 	t    testing.TB
-	w    crashWorkload
+	w    Workload
 	seed uint64
 	rng  *rand.Rand
-	env  crashEnv
+	env  Env
 
 	fs    *crashfs.FS
 	store *logstore.Store
 	p     *logstore.Partition
 
-	tl     timeline
+	tl     Timeline
 	acked  int
 	prods  []*crashProducer
 	step   int
@@ -86,24 +86,25 @@ type crashRun struct {
 }
 
 // outside calls fn, a call into the store, without mu held.
-func (r *crashRun) outside(fn func()) {
+func (r *Run) outside(fn func()) {
 	r.mu.Unlock()
 	defer r.mu.Lock()
 	fn()
 }
 
-func newCrashRun(t testing.TB, w crashWorkload, seed uint64) *crashRun {
-	r := &crashRun{
+// NewRun prepares workload w with seed, in a temporary directory of t.
+func NewRun(t testing.TB, w Workload, seed uint64) *Run {
+	r := &Run{
 		t: t, w: w, seed: seed,
 		rng: rand.New(rand.NewPCG(seed, 0x10657)),
-		env: crashEnv{
-			root:  t.TempDir(),
-			topic: "crash",
-			opts:  withCrashSegments(logstore.Options{Sync: w.sync, ProducerExpiry: -1}, w.segBytes, w.retention),
+		env: Env{
+			Root:  t.TempDir(),
+			Topic: "crash",
+			Opts:  WithSegments(logstore.Options{Sync: w.Sync, ProducerExpiry: -1}, w.SegBytes, w.Retention),
 		},
 		record: true,
 	}
-	for i := range w.producers {
+	for i := range w.Producers {
 		r.prods = append(r.prods, &crashProducer{pid: int64(100 + i)})
 	}
 	return r
@@ -111,10 +112,10 @@ func newCrashRun(t testing.TB, w crashWorkload, seed uint64) *crashRun {
 
 // fail reports a failure of the workload itself (not of a crash image)
 // with what replays it.
-func (r *crashRun) fail(format string, args ...any) {
+func (r *Run) fail(format string, args ...any) {
 	r.t.Helper()
 	r.t.Fatalf("workload %s seed %d step %d (%s): %s\nreplay: LOGSTORE_CRASH_SEED=%d go test -run 'TestCrashRecovery/%s' .",
-		r.w.name, r.seed, r.step, r.what, fmt.Sprintf(format, args...), r.seed, r.w.name)
+		r.w.Name, r.seed, r.step, r.what, fmt.Sprintf(format, args...), r.seed, r.w.Name)
 }
 
 // hook records a crash point after every filesystem operation. The db is
@@ -122,13 +123,13 @@ func (r *crashRun) fail(format string, args ...any) {
 // only once it is durable, so the file read is the last committed state.
 // When a commit came since the previous operation, the moment just after
 // it (the previous filesystem state, the new db) is a point too.
-func (r *crashRun) hook(op crashfs.Op) {
+func (r *Run) hook(op crashfs.Op) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if !r.record || r.err != nil {
 		return
 	}
-	db, err := r.env.readDB()
+	db, err := r.env.ReadDB()
 	if err != nil {
 		r.err = err
 		return
@@ -145,31 +146,31 @@ func (r *crashRun) hook(op crashfs.Op) {
 }
 
 // open opens the store on fs and the partition.
-func (r *crashRun) open() {
+func (r *Run) open() {
 	r.t.Helper()
 	r.fs.SetHook(r.hook)
 	var s *logstore.Store
 	var p *logstore.Partition
 	var err error
-	r.outside(func() { s, p, err = r.env.reopenAsIs(r.fs) })
+	r.outside(func() { s, p, err = r.env.ReopenAsIs(r.fs) })
 	if err != nil {
 		r.fail("open: %v", err)
 	}
 	r.store, r.p = s, p
 }
 
-// run runs the workload and closes the store cleanly at the end.
-func (r *crashRun) run() {
+// Run runs the workload and closes the store cleanly at the end.
+func (r *Run) Run() {
 	r.t.Helper()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if err := r.env.setDB(nil); err != nil {
+	if err := r.env.SetDB(nil); err != nil {
 		r.t.Fatal(err)
 	}
-	r.fs = crashfs.New(r.env.root)
+	r.fs = crashfs.New(r.env.Root)
 	r.what = "open"
 	r.open()
-	for r.step = 1; r.step <= r.w.steps; r.step++ {
+	for r.step = 1; r.step <= r.w.Steps; r.step++ {
 		r.doStep()
 		if r.err != nil {
 			r.fail("%v", r.err)
@@ -181,8 +182,8 @@ func (r *crashRun) run() {
 }
 
 // finish records the point after the last operation with the final db.
-func (r *crashRun) finish() {
-	db, err := r.env.readDB()
+func (r *Run) finish() {
+	db, err := r.env.ReadDB()
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -193,7 +194,7 @@ func (r *crashRun) finish() {
 // commitPoint records, when a snapshot commit came since the last point
 // (db differs from the db then), the moment just after it: the previous
 // filesystem state with the new db.
-func (r *crashRun) commitPoint(db []byte) {
+func (r *Run) commitPoint(db []byte) {
 	if !bytes.Equal(db, r.lastDB) && len(r.points) > 0 {
 		prev := r.points[len(r.points)-1]
 		prev.n, prev.db, prev.what = len(r.points), db, prev.what+", then a snapshot commit"
@@ -202,7 +203,7 @@ func (r *crashRun) commitPoint(db []byte) {
 	r.lastDB = db
 }
 
-func (r *crashRun) doStep() {
+func (r *Run) doStep() {
 	r.t.Helper()
 	pr := r.prods[r.rng.IntN(len(r.prods))]
 	switch x := r.rng.IntN(100); {
@@ -227,19 +228,19 @@ func (r *crashRun) doStep() {
 	case x < 79:
 		if pr.storeEpoch == 0 {
 			r.what = fmt.Sprintf("producer %d leaves a gap", pr.pid)
-			r.expectRefused(producerBatch(pr.pid, pr.epoch, pr.next+1, 1, crashTS), logstore.ErrOutOfOrder)
+			r.expectRefused(ProducerBatch(pr.pid, pr.epoch, pr.next+1, 1, Timestamp), logstore.ErrOutOfOrder)
 			return
 		}
 		r.what = fmt.Sprintf("zombie of producer %d sends with epoch %d", pr.pid, pr.storeEpoch-1)
-		r.expectRefused(producerBatch(pr.pid, pr.storeEpoch-1, 1000, 1, crashTS), logstore.ErrFenced)
+		r.expectRefused(ProducerBatch(pr.pid, pr.storeEpoch-1, 1000, 1, Timestamp), logstore.ErrFenced)
 	case x < 85:
 		r.what = "a batch without a producer"
-		r.send(batchOf(fmt.Sprintf("plain %d", r.step)), nil)
-	case x < 92 && r.w.restarts:
+		r.send(PlainBatch(fmt.Sprintf("plain %d", r.step)), nil)
+	case x < 92 && r.w.Restarts:
 		r.what = "clean close and reopen"
 		r.closeStore()
 		r.open()
-	case x < 100 && r.w.restarts:
+	case x < 100 && r.w.Restarts:
 		r.crashAndReopen()
 	default:
 		r.what = fmt.Sprintf("producer %d sends seq %d", pr.pid, pr.next)
@@ -247,7 +248,7 @@ func (r *crashRun) doStep() {
 	}
 }
 
-func (r *crashRun) closeStore() {
+func (r *Run) closeStore() {
 	r.t.Helper()
 	var err error
 	r.outside(func() { err = r.store.Close() })
@@ -257,15 +258,15 @@ func (r *crashRun) closeStore() {
 }
 
 // append calls Partition.Append outside mu.
-func (r *crashRun) append(b []byte) (res logstore.AppendResult, err error) {
+func (r *Run) append(b []byte) (res logstore.AppendResult, err error) {
 	r.outside(func() { res, err = r.p.Append(b) })
 	return res, err
 }
 
 // sendNext sends pr's next batch of 1 to 5 records: it must be accepted.
-func (r *crashRun) sendNext(pr *crashProducer) {
+func (r *Run) sendNext(pr *crashProducer) {
 	n := 1 + r.rng.IntN(5)
-	b := producerBatch(pr.pid, pr.epoch, pr.next, n, crashTS+int64(r.step))
+	b := ProducerBatch(pr.pid, pr.epoch, pr.next, n, Timestamp+int64(r.step))
 	r.send(b, pr)
 	pr.next = recordbatch.IncrementSequence(pr.next, int32(n))
 	pr.storeEpoch, pr.registered = pr.epoch, true
@@ -273,10 +274,10 @@ func (r *crashRun) sendNext(pr *crashProducer) {
 
 // send appends b, which must be accepted at the log end. The batch joins
 // the timeline before the append, as the batch in flight.
-func (r *crashRun) send(b []byte, pr *crashProducer) {
+func (r *Run) send(b []byte, pr *crashProducer) {
 	r.t.Helper()
 	base := r.p.EndOffset()
-	r.tl = append(r.tl, newWritten(b, base))
+	r.tl = append(r.tl, NewWritten(b, base))
 	res, err := r.append(b)
 	if err != nil || res.Duplicate || res.BaseOffset != base {
 		r.fail("append: %+v, %v; want OK at %d", res, err, base)
@@ -292,16 +293,16 @@ func (r *crashRun) send(b []byte, pr *crashProducer) {
 
 // retry sends again the batch of pr's window at i: a DUPLICATE with its
 // offsets.
-func (r *crashRun) retry(pr *crashProducer, i int) {
+func (r *Run) retry(pr *crashProducer, i int) {
 	r.t.Helper()
 	w := r.tl[pr.window[i]]
-	res, err := r.append(bytes.Clone(w.data))
-	if err != nil || !res.Duplicate || res.BaseOffset != w.base || res.LastOffset != w.last {
-		r.fail("retry of seq %d: %+v, %v; want DUPLICATE %d..%d", w.seq, res, err, w.base, w.last)
+	res, err := r.append(bytes.Clone(w.Data))
+	if err != nil || !res.Duplicate || res.BaseOffset != w.Base || res.LastOffset != w.Last {
+		r.fail("retry of seq %d: %+v, %v; want DUPLICATE %d..%d", w.Seq, res, err, w.Base, w.Last)
 	}
 }
 
-func (r *crashRun) expectRefused(b []byte, want error) {
+func (r *Run) expectRefused(b []byte, want error) {
 	r.t.Helper()
 	end := r.p.EndOffset()
 	if _, err := r.append(b); !errors.Is(err, want) {
@@ -317,12 +318,12 @@ func (r *crashRun) expectRefused(b []byte, want error) {
 // opened, checked, and the lost batches are sent again, so the run goes
 // on from the same timeline. The recovery's own operations are crash
 // points too.
-func (r *crashRun) crashAndReopen() {
+func (r *Run) crashAndReopen() {
 	r.t.Helper()
 	mode := crashfs.Modes[r.rng.IntN(len(crashfs.Modes))]
 	r.what = "crash (" + mode.String() + ") and reopen"
 	img := r.fs.Crash(mode, rand.New(rand.NewPCG(r.seed, uint64(r.step))))
-	db, err := r.env.readDB()
+	db, err := r.env.ReadDB()
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -331,12 +332,12 @@ func (r *crashRun) crashAndReopen() {
 	// back as it was at the crash.
 	r.fs.SetHook(nil)
 	r.outside(func() { r.store.Close() })
-	if err := r.env.setDB(db); err != nil {
+	if err := r.env.SetDB(db); err != nil {
 		r.t.Fatal(err)
 	}
 	r.fs = img
 	acked := r.acked
-	durable := r.w.sync == logstore.SyncAlways || mode == crashfs.KeepAll
+	durable := r.w.Sync == logstore.SyncAlways || mode == crashfs.KeepAll
 	if !durable {
 		// What survived is known once the store has opened; until then
 		// (the crash points of the recovery itself) nothing acknowledged
@@ -344,58 +345,58 @@ func (r *crashRun) crashAndReopen() {
 		r.acked = 0
 	}
 	r.open()
-	if err := oracle(r.p, expect{tl: r.tl, acked: acked, durable: durable}, checkOptions{}); err != nil {
+	if err := Oracle(r.p, Expect{Timeline: r.tl, Acked: acked, Durable: durable}, CheckOptions{}); err != nil {
 		r.fail("after the crash: %v", err)
 	}
 	// What was lost is no longer acknowledged; its producers send it
 	// again.
-	r.acked = min(acked, r.tl.index(r.p.EndOffset()))
-	r.outside(func() { err = resendLost(r.p, r.tl) })
+	r.acked = min(acked, r.tl.Index(r.p.EndOffset()))
+	r.outside(func() { err = ResendLost(r.p, r.tl) })
 	if err != nil {
 		r.fail("%v", err)
 	}
 	r.acked = len(r.tl)
 }
 
-// crashStats counts what a sweep did.
-type crashStats struct {
-	recorded, points, images, checked, skipped int
+// Stats counts what a sweep did.
+type Stats struct {
+	Recorded, Points, Images, Checked, Skipped int
 }
 
-// checkPoints crashes every recorded point in every mode and checks each
+// CheckPoints crashes every recorded point in every mode and checks each
 // distinct image. only, when >= 0, limits it to one point; mode, when
 // set, to one mode.
-func (r *crashRun) checkPoints(only int, modes []crashfs.Mode, reopenEvery int) crashStats {
+func (r *Run) CheckPoints(only int, modes []crashfs.Mode, reopenEvery int) Stats {
 	r.t.Helper()
-	st := crashStats{recorded: len(r.points)}
+	st := Stats{Recorded: len(r.points)}
 	seen := map[[32]byte]bool{}
 	for _, cp := range r.points {
 		if only >= 0 && cp.n != only {
 			continue
 		}
-		if only < 0 && r.w.sample > 1 && rngFor(r.seed, 0x5a4d91e+uint64(cp.n)).IntN(r.w.sample) != 0 {
+		if only < 0 && r.w.Sample > 1 && RNG(r.seed, 0x5a4d91e+uint64(cp.n)).IntN(r.w.Sample) != 0 {
 			continue
 		}
-		st.points++
+		st.Points++
 		for _, mode := range modes {
-			st.images++
+			st.Images++
 			rng := rand.New(rand.NewPCG(r.seed, uint64(cp.n)<<8|uint64(mode)))
 			img := cp.fs.Crash(mode, rng)
 			key := imageKey(img, cp)
 			if seen[key] {
-				st.skipped++
+				st.Skipped++
 				continue
 			}
 			seen[key] = true
-			st.checked++
-			ex := expect{tl: r.tl[:cp.tl], acked: cp.ack, durable: r.w.sync == logstore.SyncAlways || mode == crashfs.KeepAll}
-			o := checkOptions{resend: true, newAppend: true, reopen: reopenEvery > 0 && st.checked%reopenEvery == 0}
-			if reopenEvery > 0 && st.checked%reopenEvery == 1 {
-				o = checkOptions{diverge: true}
+			st.Checked++
+			ex := Expect{Timeline: r.tl[:cp.tl], Acked: cp.ack, Durable: r.w.Sync == logstore.SyncAlways || mode == crashfs.KeepAll}
+			o := CheckOptions{Resend: true, NewAppend: true, Reopen: reopenEvery > 0 && st.Checked%reopenEvery == 0}
+			if reopenEvery > 0 && st.Checked%reopenEvery == 1 {
+				o = CheckOptions{Diverge: true}
 			}
-			if err := r.env.checkImage(img, cp.db, ex, o); err != nil {
+			if err := r.env.CheckImage(img, cp.db, ex, o); err != nil {
 				r.t.Fatalf("workload %s seed %d, crash point %d (%s), mode %s: %v\nreplay: LOGSTORE_CRASH_SEED=%d LOGSTORE_CRASH_POINT=%d LOGSTORE_CRASH_MODE=%s go test -run 'TestCrashRecovery/%s' .",
-					r.w.name, r.seed, cp.n, cp.what, mode, err, r.seed, cp.n, mode, r.w.name)
+					r.w.Name, r.seed, cp.n, cp.what, mode, err, r.seed, cp.n, mode, r.w.Name)
 			}
 		}
 	}
@@ -416,8 +417,8 @@ func imageKey(img *crashfs.FS, cp crashPoint) [32]byte {
 	return out
 }
 
-// envInt reads an integer environment variable, def when unset.
-func envInt(t testing.TB, name string, def int) int {
+// EnvInt reads an integer environment variable, def when unset.
+func EnvInt(t testing.TB, name string, def int) int {
 	v := os.Getenv(name)
 	if v == "" {
 		return def
@@ -429,5 +430,5 @@ func envInt(t testing.TB, name string, def int) int {
 	return n
 }
 
-// rngFor is the random source of one decision, seeded by what replays it.
-func rngFor(seed, stream uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, stream)) }
+// RNG is the random source of one decision, seeded by what replays it.
+func RNG(seed, stream uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, stream)) }
