@@ -1,15 +1,27 @@
 package groupcoord
 
 import (
+	"bytes"
+	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"reflect"
+	"strings"
 	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/logstore/logstore/internal/metalog"
+	"github.com/logstore/logstore/internal/testutil"
 )
 
 // fixtureV1 is a groups.db of format 1 (bbolt) as the last build with
-// the bbolt format wrote it, with GROUPCOORD_WRITE_FIXTURE=1 (see
-// writeFixtureV1): a consumer group with a member's offsets, a simple
-// consumer's offsets, a transaction's pending offsets, a deleted group.
+// the bbolt format wrote it, by the workload of writeFixtureV1: a
+// consumer group with a member's offsets, a simple consumer's offsets,
+// a transaction's pending offsets, a deleted group. This build runs
+// the same workload into a record file, which must read the same.
 const fixtureV1 = "testdata/groups-v1.db"
 
 // writeFixtureV1 runs the workload of the fixture in dir.
@@ -39,17 +51,261 @@ func writeFixtureV1(t *testing.T, dir string) {
 	}
 }
 
-func TestWriteFixtureV1(t *testing.T) {
-	if os.Getenv("GROUPCOORD_WRITE_FIXTURE") == "" {
-		t.Skip("writes the fixture with GROUPCOORD_WRITE_FIXTURE=1, on a build of the bbolt format")
-	}
-	dir := t.TempDir()
-	writeFixtureV1(t, dir)
-	data, err := os.ReadFile(filepath.Join(dir, FileName))
+// writeBolt writes a bbolt groups.db of format 1 at path as the
+// previous build's first Open made it (the buckets and the version),
+// then fn's changes: the old write path, kept for the tests.
+func writeBolt(t *testing.T, path string, fn func(tx *bolt.Tx) error) {
+	t.Helper()
+	db, err := bolt.Open(path, 0o644, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(fixtureV1, data, 0o644); err != nil {
+	defer db.Close()
+	err = db.Update(func(tx *bolt.Tx) error {
+		meta, err := tx.CreateBucketIfNotExists(bucketMeta)
+		if err != nil {
+			return err
+		}
+		if err := meta.Put(keyVersion, []byte{boltFormatVersion}); err != nil {
+			return err
+		}
+		for _, b := range [][]byte{bucketGroups, bucketOffsets, bucketPending} {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return err
+			}
+		}
+		if fn != nil {
+			return fn(tx)
+		}
+		return nil
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+func readGroups(t *testing.T, dir string) []GroupInfo {
+	t.Helper()
+	gs, err := Read(dir, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return gs
+}
+
+// wantFixture: dir holds what the fixture's workload leaves, as a
+// record file and with no tmp file next to it, and the transaction's
+// offsets are still pending.
+func wantFixture(t *testing.T, dir string, want []GroupInfo) {
+	t.Helper()
+	if got := readGroups(t, dir); !reflect.DeepEqual(got, want) {
+		t.Fatalf("groups\n got %+v\nwant %+v", got, want)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, FileName))
+	if err != nil || !groupsFormat.IsFile(data) {
+		t.Fatalf("not a record file: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, TmpFileName)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a tmp file left: %v", err)
+	}
+	l, err := readFile(filepath.Join(dir, FileName), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, ok := l.pending["tx"][7][TopicPartition{"v", 2}]; !ok || r.offset != 10 || r.metadata != "pending" {
+		t.Fatalf("pending offsets %+v", l.pending)
+	}
+}
+
+// copyFixture puts the fixture in a new directory.
+func copyFixture(t *testing.T) string {
+	t.Helper()
+	data, err := os.ReadFile(fixtureV1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, FileName), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// workloadGroups is Read of the fixture's workload run by this build.
+func workloadGroups(t *testing.T) []GroupInfo {
+	t.Helper()
+	dir := t.TempDir()
+	writeFixtureV1(t, dir)
+	return readGroups(t, dir)
+}
+
+// TestConvertFromBolt: the bbolt groups.db of the previous build reads
+// as the record file of the same workload, and Open converts it: every
+// group, offset and pending offset kept, the file now a record file
+// (the bbolt one gone with the rename), and the next Open reads it.
+func TestConvertFromBolt(t *testing.T) {
+	want := workloadGroups(t)
+	if len(want) != 2 || want[0].Group != "g" || want[1].Group != "simple" {
+		t.Fatalf("the workload's groups: %+v", want)
+	}
+	dir := copyFixture(t)
+	if got := readGroups(t, dir); !reflect.DeepEqual(got, want) {
+		t.Fatalf("the bbolt file reads\n %+v\nwant %+v", got, want)
+	}
+	logs := &testutil.LockedBuffer{}
+	e := &env{t: t, dir: dir, clk: newFakeClock()}
+	e.cfg = Config{Clock: e.clk, InitialRebalanceDelay: testDelay, Logger: slog.New(slog.NewTextHandler(logs, nil))}
+	e.open()
+	if !strings.Contains(logs.String(), "converting groups.db") {
+		t.Fatalf("log: %s", logs)
+	}
+	if got, _ := e.c.Fetch("tx", []TopicPartition{{"v", 2}}, true); got[0].Code != UnstableOffsetCommit {
+		t.Fatalf("pending offsets lost: %+v", got)
+	}
+	if err := e.c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	wantFixture(t, dir, want)
+	e.open()
+	if err := e.c.CompleteTxn(7, OffsetsPartition("tx"), true); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := e.c.Fetch("tx", []TopicPartition{{"v", 2}}, true); got[0].Offset != 10 || got[0].Code != None {
+		t.Fatalf("after the commit of the transaction: %+v", got)
+	}
+	e.c.Close()
+}
+
+// TestConversionCrash: a crash at each step of the conversion (the new
+// file written, synced, renamed over the bbolt file, the directory
+// synced) leaves a directory that Open converts or opens as if nothing
+// had happened: everything kept, no tmp file left.
+func TestConversionCrash(t *testing.T) {
+	errCrash := errors.New("crash")
+	want := workloadGroups(t)
+	for _, step := range []string{"tmp written", "tmp synced", "renamed", "dir synced"} {
+		t.Run(step, func(t *testing.T) {
+			dir := copyFixture(t)
+			type capture struct{ db, tmp []byte }
+			var caps []capture
+			stepHook = func(s string) error {
+				if s != step {
+					return nil
+				}
+				db, _ := os.ReadFile(filepath.Join(dir, FileName))
+				tmp, _ := os.ReadFile(filepath.Join(dir, TmpFileName))
+				caps = append(caps, capture{db, tmp})
+				if s == "tmp written" {
+					// Not synced: a crash may keep any prefix of it.
+					caps = append(caps, capture{db, tmp[:len(tmp)/2]}, capture{db, []byte{}})
+				}
+				return errCrash
+			}
+			_, err := Open(dir, Config{Clock: newFakeClock(), Logger: slog.New(slog.DiscardHandler)})
+			stepHook = nil
+			if !errors.Is(err, errCrash) || len(caps) == 0 {
+				t.Fatalf("open: %v, want the crash", err)
+			}
+			for i, cp := range caps {
+				d := t.TempDir()
+				if err := os.WriteFile(filepath.Join(d, FileName), cp.db, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				if cp.tmp != nil {
+					if err := os.WriteFile(filepath.Join(d, TmpFileName), cp.tmp, 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if got := readGroups(t, d); !reflect.DeepEqual(got, want) {
+					t.Fatalf("capture %d before Open: %+v", i, got)
+				}
+				c, err := Open(d, Config{Clock: newFakeClock(), Logger: slog.New(slog.DiscardHandler)})
+				if err != nil {
+					t.Fatalf("capture %d: open: %v", i, err)
+				}
+				c.Close()
+				wantFixture(t, d, want)
+			}
+		})
+	}
+}
+
+// TestRecordFileDamage: a torn tail is dropped (and logged); damage in
+// the middle of the file or a record that does not decode is refused,
+// naming the file, the byte and the record.
+func TestRecordFileDamage(t *testing.T) {
+	e := newEnv(t, Config{})
+	e.commit(CommitRequest{Group: "s", Generation: -1, Offsets: []OffsetCommit{{TopicPartition: TopicPartition{"t", 0}, Offset: 1}}})
+	e.commit(CommitRequest{Group: "s", Generation: -1, Offsets: []OffsetCommit{{TopicPartition: TopicPartition{"t", 0}, Offset: 2}}})
+	e.c.Close()
+	path := filepath.Join(e.dir, FileName)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := groupsFormat.Decode(data, path)
+	if err != nil || st.Tail != "" {
+		t.Fatal(err, st.Tail)
+	}
+	open := func(data []byte) (*Coordinator, *testutil.LockedBuffer, error) {
+		t.Helper()
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		logs := &testutil.LockedBuffer{}
+		c, err := Open(e.dir, Config{Clock: newFakeClock(), Logger: slog.New(slog.NewTextHandler(logs, nil))})
+		return c, logs, err
+	}
+	t.Run("torn tail", func(t *testing.T) {
+		c, logs, err := open(data[:len(data)-3])
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := c.Fetch("s", []TopicPartition{{"t", 0}}, false)
+		c.Close()
+		if got[0].Offset != 1 || !strings.Contains(logs.String(), "torn tail") {
+			t.Fatalf("%+v; log %s", got, logs)
+		}
+	})
+	entry := func(key string, val []byte) []byte {
+		p := binary32(nil, len(key))
+		p = append(p, key...)
+		p = binary32(p, len(val))
+		return append(p, val...)
+	}
+	hdr := groupsFormat.AppendHeader(nil)
+	good := append([]byte{metalog.PayloadPuts}, entry("gs", groupRecord{generation: 1, emptyMs: -1}.encode())...)
+	t.Run("middle", func(t *testing.T) {
+		d := append(append(bytes.Clone(hdr), metalog.AppendFrame(nil, good)...), metalog.AppendFrame(nil, good)...)
+		d[len(hdr)+metalog.FrameHeaderSize+2] ^= 1
+		_, _, err := open(d)
+		var de *DamagedError
+		if !errors.Is(err, ErrDamaged) || !errors.As(err, &de) || !de.InFile || de.Offset != len(hdr) || de.File != path {
+			t.Fatalf("got %v", err)
+		}
+	})
+	t.Run("record", func(t *testing.T) {
+		v := offsetRecord{offset: 1, expireMs: -1, metadata: "abc"}.encode()
+		bad := append([]byte{metalog.PayloadPuts}, entry("o"+string(offsetKey("s", TopicPartition{"t", 0})), v[:len(v)-1])...)
+		d := append(bytes.Clone(hdr), metalog.AppendFrame(nil, bad)...)
+		_, _, err := open(d)
+		var de *DamagedError
+		keyLen := len(offsetKey("s", TopicPartition{"t", 0})) + 1
+		if !errors.As(err, &de) || de.Bucket != "offsets" || string(de.Key) != string(offsetKey("s", TopicPartition{"t", 0})) ||
+			de.Offset != len(hdr)+metalog.FrameHeaderSize+1+4+keyLen+4+29 {
+			t.Fatalf("got %#v", err)
+		}
+	})
+	t.Run("key", func(t *testing.T) {
+		bad := append([]byte{metalog.PayloadPuts}, entry("o\x00\x09g", offsetRecord{expireMs: -1}.encode())...)
+		_, _, err := open(append(bytes.Clone(hdr), metalog.AppendFrame(nil, bad)...))
+		var de *DamagedError
+		if !errors.As(err, &de) || de.Bucket != "offsets" || !strings.Contains(de.Reason, "key byte") {
+			t.Fatalf("got %#v", err)
+		}
+	})
+}
+
+func binary32(b []byte, n int) []byte {
+	return append(b, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
 }
