@@ -309,3 +309,74 @@ func TestRecordFileDamage(t *testing.T) {
 func binary32(b []byte, n int) []byte {
 	return append(b, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
 }
+
+// TestDeleteGroupDurable: DeleteGroups removes every record of the group
+// from the file, its offsets and pending offsets included, even one
+// whose commit was queued just before it; a group whose id is a prefix
+// of another's keeps nothing of the other's and loses nothing of its own.
+func TestDeleteGroupDurable(t *testing.T) {
+	e := newEnv(t, Config{})
+	tp := TopicPartition{"t", 0}
+	e.commit(CommitRequest{Group: "d", Generation: -1, Offsets: []OffsetCommit{{TopicPartition: tp, Offset: 1}}})
+	e.commit(CommitRequest{Group: "dd", Generation: -1, Offsets: []OffsetCommit{{TopicPartition: tp, Offset: 2}}})
+	e.commitTxn(TxnCommitRequest{Group: "d", Generation: -1, ProducerID: 3, Offsets: []OffsetCommit{{TopicPartition: tp, Offset: 4}}})
+	committed := make(chan []Code, 1)
+	e.c.Commit(CommitRequest{Group: "d", Generation: -1, Offsets: []OffsetCommit{{TopicPartition: TopicPartition{"u", 1}, Offset: 5}}}, func(c []Code) { committed <- c })
+	deleted := make(chan []Code, 1)
+	e.c.DeleteGroups([]string{"d"}, func(c []Code) { deleted <- c })
+	<-committed
+	if c := <-deleted; c[0] != None {
+		t.Fatal(c)
+	}
+	e.reopen()
+	gs := readGroupsOpen(t, e)
+	if len(gs) != 1 || gs[0].Group != "dd" || len(gs[0].Offsets) != 1 || gs[0].Offsets[0].Offset != 2 {
+		t.Fatalf("after reopen: %+v", gs)
+	}
+	if got, _ := e.c.Fetch("d", []TopicPartition{tp}, true); got[0].Offset != -1 || got[0].Code != None {
+		t.Fatalf("the deleted group's offsets: %+v", got)
+	}
+}
+
+// readGroupsOpen is Read of e's directory, the coordinator closed for
+// it and opened again after.
+func readGroupsOpen(t *testing.T, e *env) []GroupInfo {
+	t.Helper()
+	if err := e.c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	gs := readGroups(t, e.dir)
+	e.open()
+	return gs
+}
+
+// FuzzDecodeFile: the replay of any bytes as groups.db fails with a
+// *metalog.DamagedError or gives records that load, and whose image
+// replays to the same records.
+func FuzzDecodeFile(f *testing.F) {
+	recs := newLoaded()
+	recs.groups["g"] = groupRecord{generation: 2, emptyMs: -1, protocolType: "consumer"}
+	recs.offsets["g"] = map[TopicPartition]offsetRecord{{"t", 1}: {offset: 5, expireMs: -1, metadata: "m"}}
+	recs.pending["g"] = map[int64]map[TopicPartition]offsetRecord{7: {{"t", 1}: {offset: 6, expireMs: -1}}}
+	img := groupsFormat.Image(nil, recs.records())
+	f.Add(img)
+	f.Add(img[:len(img)-5])
+	f.Add(append(bytes.Clone(img), metalog.AppendFrame(nil, []byte{metalog.PayloadPuts, 0, 0, 0, 2, 'g', 'g', 0, 0, 0, 0})...))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		st, err := groupsFormat.Decode(data, "file")
+		if err != nil {
+			var de *metalog.DamagedError
+			if !errors.As(err, &de) {
+				t.Fatalf("error %v", err)
+			}
+			return
+		}
+		l, err := loadRecords(st.Records, "file")
+		if err != nil {
+			t.Fatalf("replayed records do not load: %v", err)
+		}
+		if again := l.records(); !reflect.DeepEqual(again, st.Records) {
+			t.Fatalf("records %q, loaded and encoded again %q", st.Records, again)
+		}
+	})
+}
