@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"os"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -219,13 +220,14 @@ func step(name string) error {
 	return nil
 }
 
-// openFile opens path for the coordinator: it takes the file's lock,
-// replays it (or, for a bbolt file of format 1, reads it), and writes
-// the file anew with what it holds (a rewrite: a new file, synced,
-// renamed over the old one, the directory synced). That compacts the
-// file, drops a torn tail (logged with the file and offset), converts
-// a bbolt file, and creates the file in a new store, each crash-safe:
-// a crash leaves the old file (bbolt or record file) or the new one,
+// openFile opens path for the coordinator: it takes the file's lock
+// and replays it (or, for a bbolt file of format 1, reads it). A whole
+// record file is appended to as it is (compacted first when due).
+// Otherwise the file is written anew with what it holds (a rewrite: a
+// new file, synced, renamed over the old one, the directory synced).
+// That drops a torn tail (logged with the file and offset), converts a
+// bbolt file, and creates the file in a new store, each crash-safe: a
+// crash leaves the old file (bbolt or record file) or the new one,
 // whole.
 func openFile(path string, log *slog.Logger) (*metalog.Log, loaded, error) {
 	var records map[string][]byte
@@ -238,15 +240,18 @@ func openFile(path string, log *slog.Logger) (*metalog.Log, loaded, error) {
 	case err != nil:
 		return nil, loaded{}, damaged(err)
 	case groupsFormat.IsFile(data):
-		// Held until the new file is in place.
-		defer f.Close()
 		st, err := groupsFormat.Decode(data, path)
 		if err != nil {
+			f.Close()
 			return nil, loaded{}, damaged(err)
 		}
-		if st.Tail != "" {
-			log.Warn("groupcoord: dropped a torn tail of groups.db", "file", path, "offset", st.End, "dropped_bytes", int64(len(data))-st.End, "reason", st.Tail)
+		if st.Tail == "" {
+			// Whole: appended to as it is, compacted if due.
+			return adopt(f, path, st)
 		}
+		// Held until the new file is in place.
+		defer f.Close()
+		log.Warn("groupcoord: dropped a torn tail of groups.db", "file", path, "offset", st.End, "dropped_bytes", int64(len(data))-st.End, "reason", st.Tail)
 		records = st.Records
 	default:
 		// Format 1, bbolt. bbolt takes its own lock (flock, the same
@@ -278,6 +283,28 @@ func openFile(path string, log *slog.Logger) (*metalog.Log, loaded, error) {
 	lf, err := metalog.Create(path, groupsFormat, nil, records, metalog.Options{Step: step})
 	if err != nil {
 		return nil, l, err
+	}
+	return lf, l, nil
+}
+
+// adopt opens f, the whole record file at path replayed to st, for
+// appends (metalog.Adopt), compacting it first if it is due.
+func adopt(f *os.File, path string, st metalog.State) (*metalog.Log, loaded, error) {
+	l, err := loadRecords(st.Records, path)
+	if err != nil {
+		f.Close()
+		return nil, l, err
+	}
+	lf, err := metalog.Adopt(f, path, groupsFormat, st, metalog.Options{Step: step})
+	if err != nil {
+		f.Close()
+		return nil, l, err
+	}
+	if lf.CompactDue() {
+		if err := lf.Compact(); err != nil {
+			lf.Close()
+			return nil, l, err
+		}
 	}
 	return lf, l, nil
 }

@@ -109,12 +109,13 @@
 //	offset record: 1 | offset int64 | leader epoch int32 | commit ms int64 |
 //	               expire ms int64 (-1: none) | uint32 len | metadata
 //
-// Open takes the file's exclusive lock, replays it, and writes it anew
-// with its live records (a new file, synced, renamed over the old one,
-// the directory synced). That compacts it, drops a torn tail (logged
-// with the file and offset), and creates it in a new store. A commit
-// after which the file is over 1 MiB and twice its live records
-// compacts it the same way. Open refuses a file it cannot read (a bad
+// Open takes the file's exclusive lock and replays it. A whole file is
+// appended to as it is. One with a torn tail is written anew with its
+// live records (a new file, synced, renamed over the old one, the
+// directory synced), which drops the tail (logged with the file and
+// offset); so is the file of a new store. Open, and a commit after
+// which the file is over 1 MiB and twice its live records, compact it
+// the same way. Open refuses a file it cannot read (a bad
 // header or version, a frame damaged with a good one after it, a key
 // or record that does not decode) with a *DamagedError naming the file,
 // the byte, and the kind and key of the record, matching ErrDamaged.

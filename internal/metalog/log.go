@@ -105,6 +105,41 @@ func Create(path string, format *Format, meta []byte, records map[string][]byte,
 	return l, nil
 }
 
+// Adopt makes f, the file at path as ReadLocked returned it (opened
+// for writing, locked exclusively) and replayed to st, a Log that
+// appends to it, without writing anything. It is for a file whose
+// replay had no torn tail (st.Tail empty): appending after a torn tail
+// would make it damage in the middle of the file, so such a file is
+// written anew with Create. The Log owns f from then on.
+func Adopt(f *os.File, path string, format *Format, st State, opts Options) (*Log, error) {
+	if st.Tail != "" {
+		return nil, fmt.Errorf("%s: a file with a torn tail (%s) is written anew, not appended to", path, st.Tail)
+	}
+	if opts.CompactBytes <= 0 {
+		opts.CompactBytes = DefaultCompactBytes
+	}
+	l := &Log{format: format, opts: opts, path: path, f: f, size: st.End, meta: st.Meta, live: st.Records}
+	if l.live == nil {
+		l.live = map[string][]byte{}
+	}
+	l.liveSize = l.imageSize()
+	return l, nil
+}
+
+// imageSize is about the size of the file a rewrite would write now.
+func (l *Log) imageSize() int64 {
+	n := int64(HeaderSize)
+	if l.format.MetaSize > 0 {
+		n += FrameHeaderSize + 1 + int64(l.format.MetaSize)
+	}
+	var entries int64
+	for k, v := range l.live {
+		entries += int64(l.format.entrySize(k, v))
+	}
+	frames := (entries + compactFrameBytes - 1) / compactFrameBytes
+	return n + entries + frames*(FrameHeaderSize+1)
+}
+
 // Path is the file's name.
 func (l *Log) Path() string { return l.path }
 
