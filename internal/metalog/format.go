@@ -121,7 +121,9 @@ func (f *Format) keyLenSize() int {
 type State struct {
 	// Meta is the last meta value (nil when the format has none).
 	Meta []byte
-	// Records: key -> value, the last put of each key not deleted.
+	// Records: key -> value, the last put of each key not deleted. The
+	// values are slices of the bytes replayed, which must not change
+	// after.
 	Records map[string][]byte
 	// End is the offset after the last good frame; Tail is why the
 	// bytes from End on were dropped ("" when there are none).
@@ -220,6 +222,7 @@ func (f *Format) Decode(data []byte, path string) (State, error) {
 		return st, &DamagedError{File: path, Offset: 12, Reason: fmt.Sprintf("header CRC %08x, computed %08x", got, want)}
 	}
 	off := HeaderSize
+	var scratch []entry
 	for off < len(data) {
 		payload, why := frameAt(data, off)
 		if why == errCRC {
@@ -236,7 +239,7 @@ func (f *Format) Decode(data []byte, path string) (State, error) {
 			st.Tail = fmt.Sprintf("byte %d: %s", off, why)
 			break
 		}
-		if err := f.apply(&st, payload); err != nil {
+		if err := f.apply(&st, payload, &scratch); err != nil {
 			return st, &DamagedError{File: path, Key: err.key, Offset: off + FrameHeaderSize + err.offset, Reason: err.reason}
 		}
 		off += FrameHeaderSize + len(payload)
@@ -294,8 +297,14 @@ func valueError(key string, off int, err error) *payloadError {
 	return &payloadError{key: key, offset: off, reason: err.Error()}
 }
 
-// apply replays one payload into st.
-func (f *Format) apply(st *State, p []byte) *payloadError {
+// entry is one put of a puts payload, decoded.
+type entry struct {
+	key string
+	val []byte
+}
+
+// apply replays one payload into st; scratch is its buffer of entries.
+func (f *Format) apply(st *State, p []byte, scratch *[]entry) *payloadError {
 	st.Closed = false
 	needMeta := f.MetaSize > 0 && st.Meta == nil
 	switch p[0] {
@@ -329,11 +338,8 @@ func (f *Format) apply(st *State, p []byte) *payloadError {
 			return bad(1, "no entry")
 		}
 		// Decoded whole before any is applied: a frame is a commit.
-		type entry struct {
-			key string
-			val []byte
-		}
-		var entries []entry
+		entries := (*scratch)[:0]
+		defer func() { *scratch = entries[:0] }()
 		kl := f.keyLenSize()
 		for off := 1; off < len(p); {
 			if len(p)-off < kl {
@@ -363,7 +369,7 @@ func (f *Format) apply(st *State, p []byte) *payloadError {
 				entries = append(entries, entry{key, nil}) // a tombstone
 				continue
 			}
-			val := p[off : off+int(n)]
+			val := p[off : off+int(n) : off+int(n)]
 			if f.CheckValue != nil {
 				if err := f.CheckValue(key, val); err != nil {
 					return valueError(key, off, err)
@@ -376,7 +382,7 @@ func (f *Format) apply(st *State, p []byte) *payloadError {
 			if e.val == nil {
 				delete(st.Records, e.key)
 			} else {
-				st.Records[e.key] = slices.Clone(e.val)
+				st.Records[e.key] = e.val
 			}
 		}
 	default:

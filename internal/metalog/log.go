@@ -408,7 +408,8 @@ func ReadLocked(path string, exclusive bool, timeout time.Duration) (*os.File, [
 			f.Close()
 			return nil, nil, &DamagedError{File: path, Reason: fmt.Sprintf("%d bytes: far larger than a metadata file can grow", fi.Size())}
 		}
-		data, err := io.ReadAll(f)
+		data := make([]byte, fi.Size())
+		_, err = io.ReadFull(f, data)
 		if err != nil {
 			f.Close()
 			return nil, nil, fmt.Errorf("read %s: %w", path, err)
