@@ -71,7 +71,7 @@ type entry struct {
 // says so in the reason, with the offset in the key).
 func decodeEntry(key string, val []byte) (entry, error) {
 	e := entry{kind: key[0]}
-	k := []byte(key[1:])
+	k := key[1:]
 	keyErr := func(err error) error {
 		de := err.(*decodeError)
 		return &metalog.ValueError{Reason: fmt.Sprintf("key byte %d: %s", 1+de.offset, de.reason)}
@@ -86,7 +86,7 @@ func decodeEntry(key string, val []byte) (entry, error) {
 		if len(k) == 0 || len(k) > maxGroupIDBytes {
 			return e, &metalog.ValueError{Reason: fmt.Sprintf("key: group id of %d bytes", len(k))}
 		}
-		e.group = string(k)
+		e.group = k
 		if e.gr, err = decodeGroupRecord(val); err != nil {
 			return e, valErr(err)
 		}

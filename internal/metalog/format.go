@@ -208,7 +208,9 @@ func (f *Format) Image(meta []byte, records map[string][]byte) []byte {
 // without its meta frame when the format has one, are a *DamagedError
 // naming the file and the byte offset.
 func (f *Format) Decode(data []byte, path string) (State, error) {
-	st := State{Records: map[string][]byte{}}
+	// Sized for about one record per 64 bytes: a rehash of a map grown
+	// key by key costs about as much as the inserts.
+	st := State{Records: make(map[string][]byte, min(len(data)/64, 1<<20))}
 	if len(data) < HeaderSize {
 		return st, &DamagedError{File: path, Offset: len(data), Reason: fmt.Sprintf("header cut off: %d bytes of %d", len(data), HeaderSize)}
 	}
