@@ -54,7 +54,10 @@
 //
 // # Rewrites
 //
-// Create (the user's open), and a commit after which the file is larger
+// A user opens a file with ReadLocked and Format.Decode, then either
+// appends to it as it is (Adopt, only for a file without a torn tail:
+// appending after one would make it damage in the middle) or writes it
+// anew (Create). Create, and a commit after which the file is larger
 // than Options.CompactBytes (1 MiB) and twice its live records, write
 // the file anew: the header, the meta frame, the live records in key
 // order (in puts frames of about 1 MiB; a deleted key and its tombstone
