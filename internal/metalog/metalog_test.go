@@ -290,3 +290,40 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// TestAdopt: a whole file is appended to as it is (no rewrite); one
+// with a torn tail is refused.
+func TestAdopt(t *testing.T) {
+	l := create(t, testFormat, []byte{1}, map[string][]byte{"a": []byte("v1")}, Options{})
+	if err := l.Commit([]Put{{Key: "b", Val: []byte("vb")}}); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	before, _ := os.Stat(l.Path())
+	f, data, err := ReadLocked(l.Path(), true, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := testFormat.Decode(data, l.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := Adopt(f, l.Path(), testFormat, st, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Commit([]Put{{Key: "a"}, {Key: "c", Val: []byte("vc")}}); err != nil {
+		t.Fatal(err)
+	}
+	a.Close()
+	after, _ := os.Stat(l.Path())
+	if !os.SameFile(before, after) {
+		t.Fatal("Adopt rewrote the file")
+	}
+	got := decodeFile(t, testFormat, l.Path())
+	wantRecords(t, got.Records, map[string]string{"b": "vb", "c": "vc"})
+	st.Tail = "byte 9: torn"
+	if _, err := Adopt(nil, l.Path(), testFormat, st, Options{}); err == nil {
+		t.Fatal("adopted a file with a torn tail")
+	}
+}
