@@ -72,19 +72,30 @@ var ErrClosed = errors.New("groupcoord: closed")
 var ErrInUse = errors.New("groups.db is in use by another process (a running server?)")
 
 // DamagedError names the file, bucket and key of groups.db that does not
-// decode, and the byte offset in the key or value where decoding
-// stopped. It matches ErrDamaged.
+// decode, and the byte offset where decoding stopped. In the record
+// file (InFile) the offset is in the file, and Bucket names the kind
+// of record its key holds (empty when the damage is not in a record).
+// In a bbolt file of format 1 it is in the key or value. It matches
+// ErrDamaged.
 type DamagedError struct {
 	File   string
 	Bucket string
 	Key    []byte
 	// InKey says Offset is in the key, not the value.
-	InKey  bool
+	InKey bool
+	// InFile says Offset is in the record file.
+	InFile bool
 	Offset int
 	Reason string
 }
 
 func (e *DamagedError) Error() string {
+	if e.InFile {
+		if e.Bucket == "" {
+			return fmt.Sprintf("%s: %s: byte %d: %s", e.File, ErrDamaged, e.Offset, e.Reason)
+		}
+		return fmt.Sprintf("%s: %s: byte %d (%s key %q): %s", e.File, ErrDamaged, e.Offset, e.Bucket, e.Key, e.Reason)
+	}
 	where := "value"
 	if e.InKey {
 		where = "key"

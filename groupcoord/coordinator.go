@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/logstore/logstore/internal/metalog"
 )
 
 // Defaults of Config, Kafka's.
@@ -71,7 +71,7 @@ type Coordinator struct {
 	clk  Clock
 	log  *slog.Logger
 	path string
-	db   *bolt.DB
+	lf   *metalog.Log
 	com  *committer
 
 	mu     sync.Mutex
@@ -149,21 +149,11 @@ func Open(dir string, cfg Config) (*Coordinator, error) {
 		cfg.Logger = slog.Default()
 	}
 	path := filepath.Join(dir, FileName)
-	db, err := openBolt(path, &bolt.Options{Timeout: time.Second})
+	lf, l, err := openFile(path, cfg.Logger)
 	if err != nil {
 		return nil, fmt.Errorf("groupcoord: open %s: %w", path, err)
 	}
-	var l loaded
-	err = db.Update(func(tx *bolt.Tx) error {
-		var err error
-		l, err = readAll(tx, path, true)
-		return err
-	})
-	if err != nil {
-		db.Close()
-		return nil, fmt.Errorf("groupcoord: open %s: %w", path, err)
-	}
-	c := &Coordinator{cfg: cfg, clk: cfg.Clock, log: cfg.Logger, path: path, db: db, groups: map[string]*group{}}
+	c := &Coordinator{cfg: cfg, clk: cfg.Clock, log: cfg.Logger, path: path, lf: lf, groups: map[string]*group{}}
 	now := c.clk.Now()
 	for id, r := range l.groups {
 		g := c.newGroup(id)
@@ -188,7 +178,7 @@ func Open(dir string, cfg Config) (*Coordinator, error) {
 		}
 		g.txnOffsets = byPID
 	}
-	c.com = newCommitter(db, path, nil)
+	c.com = newCommitter(lf, c.log)
 	c.scheduleScan()
 	return c, nil
 }
@@ -222,7 +212,7 @@ func (c *Coordinator) Close() error {
 	c.mu.Unlock()
 	run(out)
 	c.com.close()
-	return c.db.Close()
+	return c.lf.Close()
 }
 
 // lock and unlock: unlock runs the callbacks queued while locked.

@@ -93,35 +93,74 @@
 //
 // # File
 //
-// DIR/groups.db is a bbolt file (on the real OS, like catalog.db):
-// bucket "meta" holds "version" = 1; bucket "groups"
-// maps a group id to its record; bucket "offsets" maps
-// uint16 len(group) | group | uint16 len(topic) | topic | int32 partition
-// (big-endian; one group's keys share a prefix) to an offset record;
-// bucket "pending" maps the same key followed by the producer id (int64)
-// to the offset record of a transaction not ended yet.
+// DIR/groups.db is a record file of package internal/metalog (format
+// 2, magic "LSGRPLOG", 4-byte key lengths, no meta value; see metalog
+// for the frames, the replay, the rewrites and the lock). It maps keys
+// to records; the first byte of a key says what it holds:
 //
+//	'g' | group id                             group record
+//	'o' | offset key                           offset record
+//	'p' | offset key | producer id int64       offset record of a
+//	                                           transaction not ended yet
+//	offset key:    uint16 len(group) | group | uint16 len(topic) | topic |
+//	               int32 partition (big-endian; one group's keys share a prefix)
 //	group record:  1 | generation int32 | empty-since ms int64 (-1: not
 //	               Empty when written) | uint16 len | protocol type
 //	offset record: 1 | offset int64 | leader epoch int32 | commit ms int64 |
 //	               expire ms int64 (-1: none) | uint32 len | metadata
 //
-// A committer goroutine writes what is queued while the previous commit
-// ran in one bbolt transaction (one fsync), in queue order, then applies
-// it in memory; concurrent OffsetCommits share fsyncs. Group records are
-// written without waiting (they hold the generation and the start of
-// emptiness; losing the last one to a crash delays retention or repeats
-// nothing that matters to offsets); offsets and deletions are answered
-// only after their commit. Open refuses a file it cannot read (an unknown
-// format version, a key or record that does not decode, a file bbolt
-// refuses) with a *DamagedError naming the file, bucket, key and byte,
-// matching ErrDamaged.
+// Open takes the file's exclusive lock and replays it. A whole file is
+// appended to as it is. One with a torn tail is written anew with its
+// live records (a new file, synced, renamed over the old one, the
+// directory synced), which drops the tail (logged with the file and
+// offset); so is the file of a new store. Open, and a commit after
+// which the file is over 1 MiB and twice its live records, compact it
+// the same way. Open refuses a file it cannot read (a bad
+// header or version, a frame damaged with a good one after it, a key
+// or record that does not decode) with a *DamagedError naming the file,
+// the byte, and the kind and key of the record, matching ErrDamaged.
+// Read takes a shared lock and changes nothing.
 //
-// Why bbolt and not Kafka's __consumer_offsets: the state is small and
-// keyed (the latest offset per group and partition), so a keyed file with
-// one fsync per commit batch is all it needs, with no compaction and no
-// replay at start. The road to Kafka for offsets is an export step (or
-// mirroring) that writes them as __consumer_offsets records.
+// Conversion. A groups.db that does not start with the magic is taken
+// for format 1, a bbolt file: bucket "meta" with "version" = 1, buckets
+// "groups", "offsets" and "pending" mapping the keys above (without
+// their first byte) to the same records. Open reads it whole with bbolt,
+// under bbolt's lock, checking it as the previous build did (a
+// *DamagedError naming the bucket and key). It then writes the record
+// file by the same rewrite: the rename over the bbolt file is what
+// removes it. A crash before the rename leaves the bbolt file, converted
+// again at the next Open; after it, the whole new file. Read reads a
+// bbolt file as it is. bbolt is used for nothing else.
+//
+// A committer goroutine (metalog's) writes what is queued while the
+// previous commit ran in one commit (one frame, one write, one
+// fdatasync), in queue order, then applies it in memory; concurrent
+// OffsetCommits share fsyncs. Group records are written without waiting
+// (they hold the generation and the start of emptiness; losing the last
+// one to a crash delays retention or repeats nothing that matters to
+// offsets). Offsets, pending offsets and deletions are answered only
+// after their commit is durable. DeleteGroups deletes every key of the
+// group's prefix the file holds when its commit is written, so an
+// offset commit queued before it cannot outlive the group.
+//
+// Why a keyed record file and not Kafka's __consumer_offsets: the state
+// is small and keyed (the latest offset per group and partition), so a
+// map with one fsync per commit batch is all it needs, with a replay of
+// a compacted file at start. The road to Kafka for offsets is an export
+// step (or mirroring) that writes them as __consumer_offsets records.
+//
+// Why catalog.db stays on bbolt (package catalog): it holds the cluster
+// id, the end of the reserved producer ids (one commit per block of
+// ids) and the topics with their state. Its writes are few and
+// serialised by the catalog's own steps (a topic created, adopted,
+// deleted, its configs changed), several keys in one transaction (an
+// adoption records the topic and moves the reservation in one commit),
+// updated in place, and read by key and in name order. bbolt gives it
+// exactly that, with nothing to replay. What makes the record file
+// better for the coordinators, many small concurrent commits sharing
+// one fsync and no page writes per commit, does not arise at its write
+// rate. Moving it would be one more conversion to keep tested, for no
+// gain.
 //
 // After a restart the groups come back Empty, without members, with
 // their generation, protocol type and offsets: the members rejoin (their
@@ -136,5 +175,5 @@
 //     the answer, with an error when its member is removed or fenced, or
 //     NOT_COORDINATOR at Close.
 //   - Callbacks run without the coordinator's lock held.
-//   - An offset OffsetFetch returns is in groups.db.
+//   - An offset OffsetFetch returns is durable in groups.db.
 package groupcoord

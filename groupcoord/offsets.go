@@ -412,8 +412,10 @@ func (c *Coordinator) expire() []op {
 			}
 		}
 		if g.state == Empty && len(g.offsets) == 0 && len(g.members) == 0 && len(g.pending) == 0 && len(g.txnOffsets) == 0 {
+			// Its offsets are all applied (prepare runs after every item
+			// queued before it) and deleted above: only its record is left.
 			c.killGroup(g)
-			ops = append(ops, op{kind: opDeleteGroup, key: []byte(g.id)})
+			ops = append(ops, op{kind: opDeleteGroupRecord, key: []byte(g.id)})
 		}
 	}
 	return ops

@@ -10,6 +10,8 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
+
+	"github.com/logstore/logstore/internal/metalog"
 )
 
 // GroupInfo is a group as groups.db holds it: what survives a restart
@@ -27,26 +29,16 @@ type GroupInfo struct {
 }
 
 // Read returns the groups of DIR/groups.db, sorted by id, without
-// changing the file: it opens it read-only (a shared lock, waiting at
-// most timeout for a process that has it open for writing, a running
-// server: then ErrInUse). A file that does not exist is an error
+// changing the file: it reads it under a shared lock, waiting at most
+// timeout for a process that has it open for writing (a running
+// server: then ErrInUse). A torn tail is left for the next Open to
+// drop (it reads what is before it); a bbolt file of format 1 is read
+// as it is (Open converts it). A file that does not exist is an error
 // matching fs.ErrNotExist; a damaged one, ErrDamaged.
 func Read(dir string, timeout time.Duration) ([]GroupInfo, error) {
 	path := filepath.Join(dir, FileName)
-	db, err := openBolt(path, &bolt.Options{ReadOnly: true, Timeout: timeout})
-	if errors.Is(err, berrors.ErrTimeout) {
-		return nil, fmt.Errorf("groupcoord: read %s: %w", path, ErrInUse)
-	}
+	l, err := readFile(path, timeout)
 	if err != nil {
-		return nil, fmt.Errorf("groupcoord: read %s: %w", path, err)
-	}
-	defer db.Close()
-	var l loaded
-	if err := db.View(func(tx *bolt.Tx) error {
-		var err error
-		l, err = readAll(tx, path, false)
-		return err
-	}); err != nil {
 		return nil, fmt.Errorf("groupcoord: read %s: %w", path, err)
 	}
 	byID := map[string]*GroupInfo{}
@@ -78,4 +70,39 @@ func Read(dir string, timeout time.Duration) ([]GroupInfo, error) {
 	}
 	slices.SortFunc(out, func(a, b GroupInfo) int { return strings.Compare(a.Group, b.Group) })
 	return out, nil
+}
+
+// readFile reads the file at path under a shared lock, a record file
+// or a bbolt file of format 1, changing nothing.
+func readFile(path string, timeout time.Duration) (loaded, error) {
+	f, data, err := metalog.ReadLocked(path, false, timeout)
+	if errors.Is(err, metalog.ErrLockTimeout) {
+		return loaded{}, ErrInUse
+	}
+	if err != nil {
+		return loaded{}, damaged(err)
+	}
+	f.Close()
+	if groupsFormat.IsFile(data) {
+		st, err := groupsFormat.Decode(data, path)
+		if err != nil {
+			return loaded{}, damaged(err)
+		}
+		return loadRecords(st.Records, path)
+	}
+	db, err := openBolt(path, &bolt.Options{ReadOnly: true, Timeout: timeout})
+	if errors.Is(err, berrors.ErrTimeout) {
+		return loaded{}, ErrInUse
+	}
+	if err != nil {
+		return loaded{}, err
+	}
+	defer db.Close()
+	var l loaded
+	err = db.View(func(tx *bolt.Tx) error {
+		var err error
+		l, err = readAll(tx, path, false)
+		return err
+	})
+	return l, err
 }

@@ -59,23 +59,24 @@ func offsetKey(group string, tp TopicPartition) []byte {
 	return binary.BigEndian.AppendUint32(b, uint32(tp.Partition))
 }
 
-// decodeOffsetKey is the inverse of offsetKey.
-func decodeOffsetKey(k []byte) (string, TopicPartition, error) {
+// decodeOffsetKey is the inverse of offsetKey. Of a string key, the
+// group and topic it returns are substrings of it (no copy).
+func decodeOffsetKey[K ~string | ~[]byte](k K) (string, TopicPartition, error) {
 	if len(k) < 2 {
 		return "", TopicPartition{}, &decodeError{0, fmt.Sprintf("%d bytes, too short for the group length", len(k))}
 	}
-	gl := int(binary.BigEndian.Uint16(k))
+	gl := int(be16(k, 0))
 	if 2+gl+2 > len(k) {
 		return "", TopicPartition{}, &decodeError{0, fmt.Sprintf("group of %d bytes, %d bytes follow", gl, len(k)-2)}
 	}
 	group := string(k[2 : 2+gl])
 	at := 2 + gl
-	tl := int(binary.BigEndian.Uint16(k[at:]))
+	tl := int(be16(k, at))
 	if at+2+tl+4 != len(k) {
 		return "", TopicPartition{}, &decodeError{at, fmt.Sprintf("topic of %d bytes and a partition need %d bytes, %d follow", tl, tl+4, len(k)-at-2)}
 	}
 	topic := string(k[at+2 : at+2+tl])
-	p := int32(binary.BigEndian.Uint32(k[at+2+tl:]))
+	p := int32(be32(k, at+2+tl))
 	if p < 0 {
 		return "", TopicPartition{}, &decodeError{at + 2 + tl, fmt.Sprintf("negative partition %d", p)}
 	}
@@ -83,6 +84,17 @@ func decodeOffsetKey(k []byte) (string, TopicPartition, error) {
 		return "", TopicPartition{}, &decodeError{0, "empty group or topic"}
 	}
 	return group, TopicPartition{topic, p}, nil
+}
+
+// be16, be32 and be64 read big-endian integers at off of a key.
+func be16[K ~string | ~[]byte](k K, off int) uint16 { return uint16(k[off])<<8 | uint16(k[off+1]) }
+
+func be32[K ~string | ~[]byte](k K, off int) uint32 {
+	return uint32(be16(k, off))<<16 | uint32(be16(k, off+2))
+}
+
+func be64[K ~string | ~[]byte](k K, off int) uint64 {
+	return uint64(be32(k, off))<<32 | uint64(be32(k, off+4))
 }
 
 // encode: version 1, offset int64, leader epoch int32, commit time and

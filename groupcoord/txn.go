@@ -53,7 +53,7 @@ func pendingKey(group string, tp TopicPartition, producerID int64) []byte {
 	return binary.BigEndian.AppendUint64(offsetKey(group, tp), uint64(producerID))
 }
 
-func decodePendingKey(k []byte) (string, TopicPartition, int64, error) {
+func decodePendingKey[K ~string | ~[]byte](k K) (string, TopicPartition, int64, error) {
 	if len(k) < 8 {
 		return "", TopicPartition{}, 0, &decodeError{0, fmt.Sprintf("%d bytes, too short for a producer id", len(k))}
 	}
@@ -61,7 +61,7 @@ func decodePendingKey(k []byte) (string, TopicPartition, int64, error) {
 	if err != nil {
 		return "", TopicPartition{}, 0, err
 	}
-	pid := int64(binary.BigEndian.Uint64(k[len(k)-8:]))
+	pid := int64(be64(k, len(k)-8))
 	if pid < 0 {
 		return "", TopicPartition{}, 0, &decodeError{len(k) - 8, fmt.Sprintf("negative producer id %d", pid)}
 	}

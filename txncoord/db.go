@@ -8,12 +8,14 @@ import (
 	"log/slog"
 	"math"
 	"slices"
+	"sync"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/logstore/logstore/internal/boltfile"
+	"github.com/logstore/logstore/internal/metalog"
 )
 
 // The previous format (version 1) of transactions.db: a bbolt file,
@@ -161,185 +163,73 @@ func openLog(path string, compactBytes int64, nowMs int64, log *slog.Logger) (*l
 	return l, res, nil
 }
 
-// put is one write of a record (or, with val nil, a tombstone: the id
-// expired) for the committer. done receives the commit's result; nil for a lazy write
-// whose caller does not wait.
-type put struct {
-	key  string
-	val  []byte // the encoded record
-	done chan error
-}
-
 // lazyDelay bounds how long the committer holds lazy writes when no
 // synchronous write comes to carry them (a variable for the tests).
 var lazyDelay = time.Second
 
-// committer writes puts to transactions.db, many per commit (one
-// append, one fdatasync), in the order they were queued: a goroutine takes every put
-// queued while the previous commit ran and commits them together, so
+// committer writes records to transactions.db through a
+// metalog.Committer: many per commit (one append, one fdatasync), in
+// the order they were queued. Its goroutine takes every write queued
+// while the previous commit ran and commits them together, so
 // concurrent transactions share fsyncs without waiting for a timer (as
 // bolt.DB.Batch does, 10 ms by default).
 //
-// Lazy puts cost no commit of their own: the committer holds them until
-// a synchronous put comes (they are committed with it, before it), or
-// lazyDelay passes, or close. A newer put of the same key, lazy or not,
-// replaces a held one, which is then never written.
+// Lazy writes cost no commit of their own: the committer holds them
+// until a synchronous write comes (they are committed with it, before
+// it), or lazyDelay passes, or close. A newer write of the same key,
+// lazy or not, replaces a held one, which is then never written.
 type committer struct {
-	log   *logFile
-	path  string
-	queue chan *put
-	done  chan struct{}
-	delay time.Duration
-	// onError is called with the error of a commit that had lazy puts.
-	onError func(error)
-	// onCommit, when set, is called after every commit with its result,
-	// and after every compaction that follows a commit.
-	onCommit func(error)
+	log *logFile
+	c   *metalog.Committer
 }
 
+// newCommitter starts the committer of l. onError is called with the
+// error of a commit that had lazy writes, and of a compaction;
+// onCommit, when set, after every commit with its result, and after
+// every compaction that follows a commit.
 func newCommitter(l *logFile, path string, onError, onCommit func(error)) *committer {
-	c := &committer{log: l, path: path, queue: make(chan *put, 256), done: make(chan struct{}), delay: lazyDelay, onError: onError, onCommit: onCommit}
-	go c.run()
-	return c
+	cfg := metalog.CommitterConfig{Name: "txncoord", Delay: lazyDelay, OnLazyError: onError,
+		OnCompact: func(err error) {
+			if err != nil {
+				onError(err)
+			} else if onCommit != nil {
+				onCommit(nil)
+			}
+		}}
+	if onCommit != nil {
+		cfg.OnCommit = func(_ int, err error) { onCommit(err) }
+	}
+	return &committer{log: l, c: metalog.NewCommitter(l.Log, cfg)}
 }
 
-func (c *committer) run() {
-	defer close(c.done)
-	var (
-		batch  []*put
-		held   []*put // lazy puts waiting for a commit, oldest first
-		timer  *time.Timer
-		timerC <-chan time.Time
-		open   = true
-	)
-	for open {
-		due := false
-		batch = batch[:0]
-		select {
-		case p, ok := <-c.queue:
-			if !ok {
-				open = false
-				break
-			}
-			batch = append(batch[:0], p)
-		drain:
-			for {
-				select {
-				case p, ok := <-c.queue:
-					if !ok {
-						open = false
-						break drain
-					}
-					batch = append(batch, p)
-				default:
-					break drain
-				}
-			}
-		case <-timerC:
-			timerC, due = nil, true
-		}
-		// A put replaces the held put of its key.
-		for _, p := range batch {
-			held = slices.DeleteFunc(held, func(h *put) bool { return h.key == p.key })
-		}
-		waited := slices.ContainsFunc(batch, func(p *put) bool { return p.done != nil })
-		if !waited && !due && open {
-			// Only lazy puts: hold them for the next commit.
-			held = append(held, batch...)
-			clear(batch)
-			if timerC == nil && len(held) > 0 {
-				if timer == nil {
-					timer = time.NewTimer(c.delay)
-				} else {
-					timer.Reset(c.delay)
-				}
-				timerC = timer.C
-			}
-			continue
-		}
-		batch = append(held, batch...)
-		held = nil
-		if timerC != nil {
-			timer.Stop()
-			timerC = nil
-		}
-		if len(batch) > 0 {
-			c.commit(batch)
-		}
-		clear(batch)
-	}
-	if timer != nil {
-		timer.Stop()
-	}
-}
-
-// commit writes batch in one commit (logFile.commit) and reports its
-// result; then compacts the file if it has grown past its bound.
-func (c *committer) commit(batch []*put) {
-	err := c.log.commit(batch)
-	if err != nil {
-		err = fmt.Errorf("txncoord: commit to %s: %w", c.path, err)
-	}
-	if c.onCommit != nil {
-		c.onCommit(err)
-	}
-	if err == nil && c.log.compactDue() {
-		// The commit is durable in the old file: a failed compaction
-		// leaves that file, which is kept.
-		if cerr := c.log.compact(); cerr != nil {
-			c.onError(fmt.Errorf("txncoord: compact %s: %w", c.path, cerr))
-		} else if c.onCommit != nil {
-			c.onCommit(nil)
-		}
-	}
-	lazyFailed := false
-	for _, p := range batch {
-		if p.done != nil {
-			p.done <- err
-		} else if err != nil {
-			lazyFailed = true
-		}
-	}
-	if lazyFailed {
-		c.onError(err)
-	}
-}
-
-// write queues key=val and waits until it is committed (durable),
-// together with the lazy puts held.
+// write queues key=r and waits until it is committed (durable),
+// together with the lazy writes held.
 func (c *committer) write(key string, r record) error {
-	p := &put{key: key, val: r.encode(), done: make(chan error, 1)}
-	c.queue <- p
-	return <-p.done
+	return c.c.Write(metalog.Put{Key: key, Val: r.encode()})
 }
 
 // remove queues a tombstone for each of keys and waits until all are
-// committed (durable): queued together, they share commits (as many
-// as the queue holds in one), and each is whole or not there. errs[i] is the result of keys[i].
+// committed (durable): queued together, they share commits, and each
+// is whole or not there. errs[i] is the result of keys[i].
 func (c *committer) remove(keys []string) (errs []error) {
-	puts := make([]*put, len(keys))
-	for i, k := range keys {
-		puts[i] = &put{key: k, done: make(chan error, 1)}
-		c.queue <- puts[i]
-	}
 	errs = make([]error, len(keys))
-	for i, p := range puts {
-		errs[i] = <-p.done
+	var wg sync.WaitGroup
+	wg.Add(len(keys))
+	for i, k := range keys {
+		c.c.Push(&metalog.Item{Puts: []metalog.Put{{Key: k}}, Done: func(err error) { errs[i] = err; wg.Done() }})
 	}
+	wg.Wait()
 	return errs
 }
 
-// writeLazy queues key=val without waiting: it is committed with the
+// writeLazy queues key=r without waiting: it is committed with the
 // next synchronous write, or within lazyDelay, or at close, unless a
-// newer put of key replaces it first; either way before any write
+// newer write of key replaces it first; either way before any write
 // queued after it.
 func (c *committer) writeLazy(key string, r record) {
-	c.queue <- &put{key: key, val: r.encode()}
+	c.c.Push(&metalog.Item{Puts: []metalog.Put{{Key: key, Val: r.encode()}}, Lazy: true})
 }
 
 // close commits what is queued and held and stops the committer. No
 // write may be queued after.
-func (c *committer) close() {
-	close(c.queue)
-	<-c.done
-}
+func (c *committer) close() { c.c.Close() }

@@ -112,7 +112,12 @@
 //
 // transactions.db is an append-only record file at the store root, on
 // the real OS (like catalog.db), version 2 of the format (version 1 was
-// a bbolt file: see Conversion below). All integers big-endian:
+// a bbolt file: see Conversion below). It is a file of package
+// internal/metalog, which writes, replays, compacts and locks it (and
+// groups.db, with another magic). This package chooses its magic, its
+// 2-byte key lengths, the coordinator epoch as the file's meta value
+// (payload type 1), and the check of its records. All integers
+// big-endian:
 //
 //	header (16 bytes)
 //	0      8    magic "LSTXNLOG"
@@ -322,7 +327,8 @@
 //   - The coordinator epoch at Open: yes, before any marker.
 //   - An expiry's tombstone: yes, before the id is forgotten in memory.
 //     The tombstones of one scan are queued together and share commits
-//     (the committer takes what is queued: up to a few hundred in one);
+//     (the committer takes everything queued while its previous commit
+//     ran, its queue unbounded);
 //     each is whole or not there. A crash that loses one
 //     leaves the id as it was (idle, so it expires again at the next
 //     scan after Open); a returning id's new mapping is queued after the

@@ -188,7 +188,6 @@ func (r *record) encode() []byte {
 
 // decodeError is why a record did not decode and where.
 type decodeError struct {
-	key    string // the transactional id, when known
 	offset int
 	reason string
 }

@@ -1,6 +1,6 @@
 //go:build (unix && !aix && !solaris) || illumos
 
-package txncoord
+package metalog
 
 import (
 	"errors"
@@ -12,9 +12,6 @@ import (
 
 // lockPoll is how often a waiting lockFile retries.
 const lockPoll = 10 * time.Millisecond
-
-// errLockTimeout: lockFile waited its timeout.
-var errLockTimeout = errors.New("timed out waiting for the file lock")
 
 // lockFile takes a flock on f, exclusive or shared, retrying until
 // timeout has passed (once when timeout <= 0). flock is what bbolt
@@ -38,7 +35,7 @@ func lockFile(f *os.File, exclusive bool, timeout time.Duration) error {
 			return fmt.Errorf("lock %s: %w", f.Name(), err)
 		}
 		if !time.Now().Before(deadline) {
-			return fmt.Errorf("lock %s: %w", f.Name(), errLockTimeout)
+			return fmt.Errorf("lock %s: %w", f.Name(), ErrLockTimeout)
 		}
 		time.Sleep(min(lockPoll, time.Until(deadline)))
 	}

@@ -1,6 +1,6 @@
 //go:build !unix || aix || (solaris && !illumos)
 
-package txncoord
+package metalog
 
 import (
 	"errors"
@@ -10,9 +10,7 @@ import (
 	"time"
 )
 
-var errLockTimeout = errors.New("timed out waiting for the file lock")
-
-// lockFile fails: the coordinator's file is locked with flock(2), which
+// lockFile fails: a metadata file is locked with flock(2), which
 // this system does not offer through package syscall (nor can the store
 // itself be opened here).
 func lockFile(f *os.File, _ bool, _ time.Duration) error {
