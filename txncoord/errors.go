@@ -8,8 +8,11 @@ import (
 )
 
 // Sentinel errors of package txncoord; test them with errors.Is. The
-// Kafka error code the server answers for each is in parentheses. Any
-// other error a Coordinator method returns is a storage failure
+// Kafka error code the server answers for each is in parentheses.
+// ErrInvalidTransition (state.go) is a move the state table refuses,
+// which only a damaged or hand-made transactions.db can cause; the
+// server answers it as it answers a storage failure. Any other error a
+// Coordinator method returns is a storage failure
 // (transactions.db or a marker write failed): the server answers it as
 // Kafka answers a failed coordinator log append, COORDINATOR_NOT_AVAILABLE
 // (15), which clients retry.

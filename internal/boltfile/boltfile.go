@@ -1,10 +1,11 @@
-// Package boltfile opens the bbolt files a store keeps at its root
-// (catalog.db, groups.db, and a transactions.db of the previous
-// format, which txncoord reads to convert it) one way: a file bbolt finds
-// damaged, or that makes it panic, is an error matching the caller's
-// sentinel and naming the file, never a crash; and a file it creates has
-// its directory entry synced before it is used, so a crash cannot lose
-// the file once something was committed to it.
+// Package boltfile opens the bbolt files at a store's root one way:
+// catalog.db, and a groups.db or transactions.db of the previous format,
+// which groupcoord and txncoord read to convert to their record files
+// (internal/metalog). A file bbolt finds damaged, or that makes it
+// panic, is an error matching the caller's sentinel and naming the file,
+// never a crash. A file it creates has its directory entry synced before
+// it is used, so a crash cannot lose the file once something was
+// committed to it.
 package boltfile
 
 import (
