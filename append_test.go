@@ -25,10 +25,10 @@ import (
 // answered by AppendWritten at once with the first copy's offsets, and
 // its WaitAcked does not return before that fsync ends.
 func TestAppendWrittenDoesNotSync(t *testing.T) {
-	h := &heldSyncFS{FS: vfs.OS, entered: make(chan struct{}, 1), release: make(chan struct{})}
+	h := testutil.NewHeldSyncFS(vfs.OS)
 	s := openStore(t, t.TempDir(), logstore.Options{}.WithFS(h))
 	p := openPartition(t, s, "events", 0)
-	before := h.syncs.Load()
+	before := h.Syncs.Load()
 	first := producerBatch(7, 0, 0, 2, 1_700_000_000_000)
 	res, err := p.AppendWritten(first)
 	if err != nil {
@@ -37,15 +37,15 @@ func TestAppendWrittenDoesNotSync(t *testing.T) {
 	if res.BaseOffset != 0 || res.LastOffset != 1 || res.Duplicate {
 		t.Fatalf("AppendWritten: %+v, want offsets 0..1", res)
 	}
-	if d, n := p.DurableEnd(), h.syncs.Load()-before; d != 0 || n != 0 {
+	if d, n := p.DurableEnd(), h.Syncs.Load()-before; d != 0 || n != 0 {
 		t.Fatalf("after AppendWritten: DurableEnd %d, %d fsyncs; want 0 and 0", d, n)
 	}
 
 	// The first copy's fsync is held; its retry must wait for it.
-	h.hold.Store(true)
+	h.Hold.Store(true)
 	acked := make(chan error, 1)
 	go func() { acked <- p.WaitAcked(res) }()
-	<-h.entered
+	<-h.Entered
 	dup, err := p.AppendWritten(producerBatch(7, 0, 0, 2, 1_700_000_000_000))
 	if err != nil {
 		t.Fatal(err)
@@ -57,14 +57,14 @@ func TestAppendWrittenDoesNotSync(t *testing.T) {
 	go func() { dupAcked <- p.WaitAcked(dup) }()
 	select {
 	case err := <-dupAcked:
-		close(h.release)
+		close(h.Release)
 		t.Fatalf("WaitAcked of the duplicate returned (%v) while the first copy's fsync was held", err)
 	default:
 	}
 	if d := p.DurableEnd(); d != 0 {
 		t.Fatalf("DurableEnd %d while the fsync is held", d)
 	}
-	close(h.release)
+	close(h.Release)
 	for _, c := range []chan error{acked, dupAcked} {
 		if err := <-c; err != nil {
 			t.Fatal(err)

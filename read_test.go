@@ -3,13 +3,11 @@ package logstore_test
 import (
 	"context"
 	"errors"
-	"io/fs"
-	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/logstore/logstore"
+	"github.com/logstore/logstore/internal/testutil"
 	"github.com/logstore/logstore/recordbatch"
 	"github.com/logstore/logstore/segment"
 	"github.com/logstore/logstore/vfs"
@@ -65,7 +63,7 @@ func TestWaitDurable(t *testing.T) {
 // TestReadDurable: reads never return a batch at or above DurableEnd;
 // reading at DurableEnd is empty, above it out of range.
 func TestReadDurable(t *testing.T) {
-	h := &heldSyncFS{FS: vfs.OS, entered: make(chan struct{}, 1), release: make(chan struct{})}
+	h := testutil.NewHeldSyncFS(vfs.OS)
 	s := openStore(t, t.TempDir(), logstore.Options{}.WithFS(h))
 	p := openPartition(t, s, "events", 0)
 	if _, err := p.Append(batchOf("a", "b")); err != nil {
@@ -175,38 +173,6 @@ func TestMaxTimestampRecord(t *testing.T) {
 	}
 }
 
-// heldSyncFS counts the syncs of .log files; while hold is set, the next
-// .log sync says so on entered and waits for release.
-type heldSyncFS struct {
-	vfs.FS
-	syncs   atomic.Int64
-	hold    atomic.Bool
-	entered chan struct{}
-	release chan struct{}
-}
-
-func (h *heldSyncFS) OpenFile(name string, flag int, perm fs.FileMode) (vfs.File, error) {
-	f, err := h.FS.OpenFile(name, flag, perm)
-	if err != nil || !strings.HasSuffix(name, ".log") {
-		return f, err
-	}
-	return &heldSyncFile{File: f, fs: h}, nil
-}
-
-type heldSyncFile struct {
-	vfs.File
-	fs *heldSyncFS
-}
-
-func (f *heldSyncFile) Sync() error {
-	if f.fs.hold.CompareAndSwap(true, false) {
-		f.fs.entered <- struct{}{}
-		<-f.fs.release
-	}
-	f.fs.syncs.Add(1)
-	return f.File.Sync()
-}
-
 // TestDurableEnd: after Append returns, DurableEnd covers the batch in
 // every sync mode. Under SyncAlways it never covers a batch whose fsync
 // has not ended; under SyncInterval and SyncNever it is the log end,
@@ -215,7 +181,7 @@ func (f *heldSyncFile) Sync() error {
 func TestDurableEnd(t *testing.T) {
 	for _, mode := range []logstore.SyncMode{logstore.SyncAlways, logstore.SyncInterval(time.Hour), logstore.SyncNever} {
 		t.Run(mode.String(), func(t *testing.T) {
-			h := &heldSyncFS{FS: vfs.OS, entered: make(chan struct{}, 1), release: make(chan struct{})}
+			h := testutil.NewHeldSyncFS(vfs.OS)
 			s := openStore(t, t.TempDir(), logstore.Options{Sync: mode}.WithFS(h))
 			p := openPartition(t, s, "events", 0)
 			res, err := p.Append(batchOf("a"))
@@ -228,12 +194,12 @@ func TestDurableEnd(t *testing.T) {
 			if mode == logstore.SyncAlways {
 				// The next append's fsync is held: its batch is written
 				// (the fsync comes after the write) but not durable.
-				h.hold.Store(true)
+				h.Hold.Store(true)
 				done := make(chan error, 1)
 				go func() { _, err := p.Append(batchOf("b")); done <- err }()
-				<-h.entered
+				<-h.Entered
 				end, d := p.EndOffset(), p.DurableEnd()
-				close(h.release) // before any failure: Close waits for the append
+				close(h.Release) // before any failure: Close waits for the append
 				if err := <-done; err != nil {
 					t.Fatal(err)
 				}
@@ -241,19 +207,19 @@ func TestDurableEnd(t *testing.T) {
 					t.Fatalf("end %d, DurableEnd %d while the fsync was held; want 2 and 1", end, d)
 				}
 			} else {
-				before := h.syncs.Load()
+				before := h.Syncs.Load()
 				if _, err := p.Append(batchOf("b")); err != nil {
 					t.Fatal(err)
 				}
-				if d := p.DurableEnd(); d != 2 || h.syncs.Load() != before {
-					t.Fatalf("DurableEnd %d after %d fsyncs; want 2 with none", d, h.syncs.Load()-before)
+				if d := p.DurableEnd(); d != 2 || h.Syncs.Load() != before {
+					t.Fatalf("DurableEnd %d after %d fsyncs; want 2 with none", d, h.Syncs.Load()-before)
 				}
 				for range 2 {
 					if err := p.SyncTo(2); err != nil {
 						t.Fatal(err)
 					}
 				}
-				if n := h.syncs.Load() - before; n != 1 {
+				if n := h.Syncs.Load() - before; n != 1 {
 					t.Fatalf("two SyncTo(2): %d fsyncs, want 1", n)
 				}
 			}

@@ -113,30 +113,30 @@ func kafkaProduceAnswer(t *testing.T, nc net.Conn, req *kmsg.ProduceRequest, cor
 // first batch sent on another connection meanwhile is answered with the
 // first copy's offset, not before the first copy is durable.
 func TestKafkaProduceDoesNotHoldNextAppend(t *testing.T) {
-	h := &heldSyncFS{FS: vfs.OS, entered: make(chan struct{}, 1), release: make(chan struct{})}
+	h := testutil.NewHeldSyncFS(vfs.OS)
 	s := openStore(t, t.TempDir(), testseam.WithFS(logstore.Options{}, h))
 	p := openPartition(t, s, "t", 0) // the topic: its partition directory
 	addr := serveKafka(t, s, slog.New(slog.DiscardHandler))
 	c, other := dialKafka(t, addr), dialKafka(t, addr)
 
-	h.hold.Store(true)
+	h.Hold.Store(true)
 	first := kafkaProduce(producerBatch(4, 0, 0, 1, recent))
 	kafkaSend(t, c, first, 1)
-	<-h.entered // the first produce's fsync has begun, and is held
+	<-h.Entered // the first produce's fsync has begun, and is held
 	second := kafkaProduce(producerBatch(4, 0, 1, 1, recent))
 	kafkaSend(t, c, second, 2)
 	dup := kafkaProduce(producerBatch(4, 0, 0, 1, recent))
 	kafkaSend(t, other, dup, 1)
 	for deadline := time.Now().Add(30 * time.Second); p.EndOffset() != 2; time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
-			close(h.release)
+			close(h.Release)
 			t.Fatalf("the second produce was not appended while the first one's fsync was held (log end %d)", p.EndOffset())
 		}
 	}
 	if d := p.DurableEnd(); d != 0 {
 		t.Fatalf("DurableEnd %d while the first fsync is held", d)
 	}
-	close(h.release)
+	close(h.Release)
 	for i, want := range []struct {
 		r    *kmsg.ProduceRequest
 		corr int32
@@ -289,36 +289,4 @@ func openPartition(t testing.TB, s *logstore.Store, topic string, partition int3
 		t.Fatalf("Partition(%q, %d): %v", topic, partition, err)
 	}
 	return p
-}
-
-// heldSyncFS counts the syncs of .log files; while hold is set, the next
-// .log sync says so on entered and waits for release.
-type heldSyncFS struct {
-	vfs.FS
-	syncs   atomic.Int64
-	hold    atomic.Bool
-	entered chan struct{}
-	release chan struct{}
-}
-
-func (h *heldSyncFS) OpenFile(name string, flag int, perm fs.FileMode) (vfs.File, error) {
-	f, err := h.FS.OpenFile(name, flag, perm)
-	if err != nil || !strings.HasSuffix(name, ".log") {
-		return f, err
-	}
-	return &heldSyncFile{File: f, fs: h}, nil
-}
-
-type heldSyncFile struct {
-	vfs.File
-	fs *heldSyncFS
-}
-
-func (f *heldSyncFile) Sync() error {
-	if f.fs.hold.CompareAndSwap(true, false) {
-		f.fs.entered <- struct{}{}
-		<-f.fs.release
-	}
-	f.fs.syncs.Add(1)
-	return f.File.Sync()
 }
