@@ -305,3 +305,135 @@ func frameHeader(dst []byte, req kmsg.Request) []byte {
 	}
 	return dst
 }
+
+// TestLongPollManyPartitions: a long poll over the 64 partitions of two
+// topics is answered by an append to any one of them, with that
+// partition's batch and every other partition as it is; with MinBytes of
+// two batches only by the second append (to another partition); at
+// read_committed by the marker that moves one partition's LSO; by the
+// deletion of one topic, with UNKNOWN_TOPIC_OR_PARTITION for each of its
+// partitions; and, with nothing, at MaxWaitMillis.
+func TestLongPollManyPartitions(t *testing.T) {
+	ts := startServer(t, logstore.Options{}, Config{})
+	const per = 32
+	names := []string{"a", "b"}
+	for _, name := range names {
+		ts.createTopic(name, per)
+	}
+	fc, pc := ts.dial(), ts.dial()
+	offsets := map[string][]int64{"a": make([]int64, per), "b": make([]int64, per)}
+	req := func(minBytes, maxWait int32, isolation int8) *kmsg.FetchRequest {
+		r := kmsg.NewPtrFetchRequest()
+		r.Version, r.ReplicaID, r.SessionEpoch = 12, -1, -1
+		r.MaxWaitMillis, r.MinBytes, r.MaxBytes, r.IsolationLevel = maxWait, minBytes, 50<<20, isolation
+		for _, name := range names {
+			rt := kmsg.NewFetchRequestTopic()
+			rt.Topic = name
+			for p := range per {
+				rp := kmsg.NewFetchRequestTopicPartition()
+				rp.Partition, rp.FetchOffset, rp.PartitionMaxBytes = int32(p), offsets[name][p], 1<<20
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			r.Topics = append(r.Topics, rt)
+		}
+		return r
+	}
+	// check checks that the answer has every partition in request order:
+	// those in want with want's record bytes and a high watermark past
+	// their fetch offset, the others empty with a high watermark at it.
+	// It moves the offsets to the high watermarks.
+	check := func(resp *kmsg.FetchResponse, want map[string]int) {
+		t.Helper()
+		if resp.ErrorCode != 0 || len(resp.Topics) != len(names) {
+			t.Fatalf("answer: error %d, %d topics", resp.ErrorCode, len(resp.Topics))
+		}
+		for ti, st := range resp.Topics {
+			if st.Topic != names[ti] || len(st.Partitions) != per {
+				t.Fatalf("answer's topic %d: %s with %d partitions", ti, st.Topic, len(st.Partitions))
+			}
+			for p, sp := range st.Partitions {
+				key := fmt.Sprintf("%s-%d", st.Topic, p)
+				if sp.ErrorCode != 0 || sp.Partition != int32(p) || len(sp.RecordBatches) != want[key] {
+					t.Fatalf("%s: error %d, partition %d, %d bytes; want %d bytes", key, sp.ErrorCode, sp.Partition, len(sp.RecordBatches), want[key])
+				}
+				if want[key] == 0 && sp.HighWatermark != offsets[st.Topic][p] || want[key] > 0 && sp.HighWatermark <= offsets[st.Topic][p] {
+					t.Fatalf("%s: high watermark %d from fetch offset %d with %d bytes", key, sp.HighWatermark, offsets[st.Topic][p], want[key])
+				}
+				offsets[st.Topic][p] = sp.HighWatermark
+			}
+		}
+	}
+	batch := batchOf(-1, 0, 0, "v")
+	produce := func(topic string, p int32) {
+		t.Helper()
+		if got := producePart(t, pc, 9, -1, topic, p, batch); got.ErrorCode != 0 {
+			t.Fatalf("produce to %s-%d: error %d", topic, p, got.ErrorCode)
+		}
+	}
+	// stillWaiting checks that no answer comes within 100 ms.
+	stillWaiting := func() {
+		t.Helper()
+		if err := fc.nc.SetReadDeadline(time.Now().Add(100 * time.Millisecond)); err != nil {
+			t.Fatal(err)
+		}
+		var one [1]byte
+		if n, err := fc.nc.Read(one[:]); err == nil || n > 0 {
+			t.Fatal("the long poll answered before MinBytes")
+		}
+		if err := fc.nc.SetReadDeadline(time.Time{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	r := req(1, 60_000, 0)
+	corr := fc.send(r)
+	waitLongPolls(t, ts, 1)
+	produce("b", 17)
+	check(fc.read(r, corr).(*kmsg.FetchResponse), map[string]int{"b-17": len(batch)})
+
+	r = req(int32(2*len(batch)), 60_000, 0)
+	corr = fc.send(r)
+	waitLongPolls(t, ts, 1)
+	produce("a", 3)
+	stillWaiting()
+	produce("b", 30)
+	check(fc.read(r, corr).(*kmsg.FetchResponse), map[string]int{"a-3": len(batch), "b-30": len(batch)})
+
+	l := ts.txnLog("a", 9)
+	l.data(20, "x")
+	r = req(1, 60_000, isolationReadCommitted)
+	corr = fc.send(r)
+	waitLongPolls(t, ts, 1)
+	stillWaiting()
+	l.end(20, true)
+	resp := fc.read(r, corr).(*kmsg.FetchResponse)
+	if sp := resp.Topics[0].Partitions[9]; sp.LastStableOffset != offsets["a"][9]+2 || len(sp.RecordBatches) == 0 {
+		t.Fatalf("a-9 at read_committed after the commit: LSO %d (fetched from %d), %d bytes", sp.LastStableOffset, offsets["a"][9], len(sp.RecordBatches))
+	}
+	offsets["a"][9] += 2
+
+	r = req(1, 300, 0)
+	began := time.Now()
+	check(fc.do(r).(*kmsg.FetchResponse), nil)
+	if waited := time.Since(began); waited < 300*time.Millisecond {
+		t.Fatalf("a long poll with nothing answered after %v, before its MaxWaitMillis", waited)
+	}
+
+	r = req(1, 60_000, 0)
+	corr = fc.send(r)
+	waitLongPolls(t, ts, 1)
+	if _, err := ts.srv.cat.DeleteTopic("b"); err != nil {
+		t.Fatal(err)
+	}
+	resp = fc.read(r, corr).(*kmsg.FetchResponse)
+	for p, sp := range resp.Topics[1].Partitions {
+		if sp.ErrorCode != errUnknownTopicOrPartition {
+			t.Fatalf("b-%d after b's deletion: error %d, want %d", p, sp.ErrorCode, errUnknownTopicOrPartition)
+		}
+	}
+	for p, sp := range resp.Topics[0].Partitions {
+		if sp.ErrorCode != 0 {
+			t.Fatalf("a-%d after b's deletion: error %d", p, sp.ErrorCode)
+		}
+	}
+}
