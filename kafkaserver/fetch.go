@@ -67,7 +67,7 @@ func (f *fetch) build() (n int, parts []*logstore.Partition, failed bool) {
 		st := kmsg.NewFetchResponseTopic()
 		st.Topic = rt.Topic
 		for pi := range rt.Partitions {
-			sp := kmsg.NewFetchResponseTopicPartition()
+			var sp kmsg.FetchResponseTopicPartition // fill sets it whole
 			part, got, bad := f.fill(&sp, rt.Topic, &rt.Partitions[pi], remaining, n == 0)
 			if part != nil {
 				parts = append(parts, part)
