@@ -284,7 +284,8 @@ func (c *Catalog) reconcile() error {
 // count if a directory above its partitions appeared. Every partition
 // directory gets its partition.metadata (and missing ones are made)
 // before the catalog commits, so a crash in between adopts again with
-// the same id.
+// the same id. The caller publishes the change (Open once at its end, so
+// adopting many topics does not copy the map for each).
 func (c *Catalog) adopt(name string, count int32) error {
 	t, known := c.topics[name]
 	if known && count <= t.Partitions {
@@ -326,7 +327,6 @@ func (c *Catalog) adopt(name string, count int32) error {
 		return err
 	}
 	c.topics[name] = t
-	c.publish()
 	return nil
 }
 
@@ -695,6 +695,7 @@ func (c *Catalog) adoptStray(name string, partitions int32) error {
 	if err := c.adopt(name, count); err != nil {
 		return err
 	}
+	c.publish()
 	return fmt.Errorf("%w: its partition directories were made outside the catalog, and are now adopted as they are", ErrTopicExists)
 }
 
