@@ -124,9 +124,10 @@ func (p *Partition) isClosed() bool {
 //
 // A key is marked at each advance that would close DurableChanged (an
 // append, a SyncTo, a transaction marker), and when its partition is
-// closed, or is closed already when it is registered. Register the keys
-// before reading the partitions, so an advance in between is not
-// missed. The watcher starts no goroutine. Stop it when done: until
+// closed, or is closed already when it is registered. An advance before
+// the registration marks nothing: register the keys before reading the
+// partitions, or check the partitions again after registering. The
+// watcher starts no goroutine. Stop it when done: until
 // then each partition holds its registration. Watch, Unwatch and Stop
 // are the waiter's, called from one goroutine at a time; Ready and Moved
 // may be called from any, as partitions mark keys from theirs.
