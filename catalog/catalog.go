@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -88,6 +89,11 @@ type Catalog struct {
 	// DeleteTopic.
 	mu     sync.Mutex
 	topics map[string]Topic
+	// shown is what Topic, Topics and SharedTopic read, without mu: a
+	// copy of topics, published (under mu) after each change to it.
+	// Neither a published map nor the Configs of a Topic in it is ever
+	// modified: a change publishes a new map.
+	shown atomic.Pointer[map[string]Topic]
 	// unfinished holds the topics whose creation or deletion failed
 	// part way (an I/O error): catalog.db says "creating" or
 	// "deleting", some directories may be left. They are not in topics.
@@ -120,7 +126,25 @@ func Open(store *logstore.Store) (*Catalog, error) {
 	if err := c.reconcile(); err != nil {
 		return nil, errors.Join(fmt.Errorf("catalog: open %s: %w", path, err), db.Close())
 	}
+	c.publish()
 	return c, nil
+}
+
+// publish makes the topics as they are now what Topic, Topics and
+// SharedTopic show. The caller holds mu (or is Open). A copy of the
+// whole map per change: changes are rare (each is a catalog.db commit at
+// least), lookups are per partition of every request.
+func (c *Catalog) publish() {
+	m := maps.Clone(c.topics)
+	c.shown.Store(&m)
+}
+
+// shownTopics is the map last published (nil before Open publishes).
+func (c *Catalog) shownTopics() map[string]Topic {
+	if m := c.shown.Load(); m != nil {
+		return *m
+	}
+	return nil
 }
 
 // openBolt opens path (boltfile.Open): a damaged file is an error
@@ -260,7 +284,8 @@ func (c *Catalog) reconcile() error {
 // count if a directory above its partitions appeared. Every partition
 // directory gets its partition.metadata (and missing ones are made)
 // before the catalog commits, so a crash in between adopts again with
-// the same id.
+// the same id. The caller publishes the change (Open once at its end, so
+// adopting many topics does not copy the map for each).
 func (c *Catalog) adopt(name string, count int32) error {
 	t, known := c.topics[name]
 	if known && count <= t.Partitions {
@@ -465,24 +490,35 @@ func (c *Catalog) NewProducerID() (int64, error) {
 	return id, nil
 }
 
-// Topics returns every topic, sorted by name.
+// Topics returns every topic, sorted by name; their Configs are the
+// caller's own. It takes no lock (see Topic).
 func (c *Catalog) Topics() []Topic {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	out := make([]Topic, 0, len(c.topics))
-	for _, t := range c.topics {
+	shown := c.shownTopics()
+	out := make([]Topic, 0, len(shown))
+	for _, t := range shown {
 		out = append(out, cloneTopic(t))
 	}
 	slices.SortFunc(out, func(a, b Topic) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 
-// Topic returns the topic named name.
+// Topic returns the topic named name, its Configs the caller's own (a
+// copy). It takes no lock: it reads the topics as the last change left
+// them, and does not wait for a CreateTopic or DeleteTopic under way
+// (see the package doc for when a change shows).
 func (c *Catalog) Topic(name string) (Topic, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	t, ok := c.topics[name]
+	t, ok := c.shownTopics()[name]
 	return cloneTopic(t), ok
+}
+
+// SharedTopic is Topic without the copy: it takes no lock and allocates
+// nothing, for a lookup on every partition of every request. The
+// returned Configs map is the catalog's own, shared with every other
+// caller: it is read-only, and must not be modified (the catalog never
+// modifies it either; a change of the topic publishes a new one).
+func (c *Catalog) SharedTopic(name string) (Topic, bool) {
+	t, ok := c.shownTopics()[name]
+	return t, ok
 }
 
 func cloneTopic(t Topic) Topic {
@@ -604,6 +640,7 @@ func (c *Catalog) CreateTopic(name string, partitions int32, configs map[string]
 		return fail(err)
 	}
 	c.topics[name] = t
+	c.publish()
 	return cloneTopic(t), nil
 }
 
@@ -658,6 +695,7 @@ func (c *Catalog) adoptStray(name string, partitions int32) error {
 	if err := c.adopt(name, count); err != nil {
 		return err
 	}
+	c.publish()
 	return fmt.Errorf("%w: its partition directories were made outside the catalog, and are now adopted as they are", ErrTopicExists)
 }
 
@@ -717,6 +755,7 @@ func (c *Catalog) DeleteTopic(name string) (Topic, error) {
 			return fail(err)
 		}
 		delete(c.topics, name)
+		c.publish()
 		c.unfinished[name] = unfinishedTopic{t: t, state: stateDeleting}
 	}
 	// 2. The directories (renamed, synced, removed), then 3. the entry.

@@ -482,3 +482,56 @@ func TestCreateTopicOverStrayDirs(t *testing.T) {
 		t.Fatalf("the stray partition's data: end %d", p.EndOffset())
 	}
 }
+
+// TestSharedTopic: SharedTopic answers as Topic does, from creation to
+// deletion, allocates nothing, and answers while lookups race changes
+// (under -race, the snapshot is never written once published).
+func TestSharedTopic(t *testing.T) {
+	e := open(t, t.TempDir())
+	tp := e.create("events", 2, map[string]string{"retention.ms": "-1"})
+	g, ok := e.c.SharedTopic("events")
+	if !ok || g.ID != tp.ID || g.Partitions != 2 || g.Configs["retention.ms"] != "-1" {
+		t.Fatalf("SharedTopic(events) = %+v, %t", g, ok)
+	}
+	if n := testing.AllocsPerRun(100, func() { e.c.SharedTopic("events") }); n != 0 {
+		t.Fatalf("SharedTopic allocates %.0f times", n)
+	}
+	if _, ok := e.c.SharedTopic("nope"); ok {
+		t.Fatal("SharedTopic(nope) found")
+	}
+	stop := make(chan struct{})
+	looked := make(chan int)
+	go func() {
+		n := 0
+		for {
+			select {
+			case <-stop:
+				looked <- n
+				return
+			default:
+			}
+			if g, ok := e.c.SharedTopic("churn"); ok && (g.Partitions != 1 || g.Configs["segment.ms"] != "60000") {
+				t.Errorf("SharedTopic(churn) = %+v", g)
+			}
+			_ = e.c.Topics()
+			n++
+		}
+	}()
+	for range 5 {
+		e.create("churn", 1, map[string]string{"segment.ms": "60000"})
+		if _, err := e.c.DeleteTopic("churn"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	if n := <-looked; n == 0 {
+		t.Fatal("no lookup ran")
+	}
+	if _, ok := e.c.SharedTopic("churn"); ok {
+		t.Fatal("SharedTopic shows the deleted topic")
+	}
+	e = e.reopen()
+	if g, ok := e.c.SharedTopic("events"); !ok || g.ID != tp.ID || g.Configs["retention.ms"] != "-1" {
+		t.Fatalf("SharedTopic(events) after reopen = %+v, %t", g, ok)
+	}
+}

@@ -93,7 +93,7 @@
 //
 //	no entry     absent: CreateTopic makes it, DeleteTopic answers
 //	             ErrUnknownTopic
-//	"ready"      listed by Topics and Topic
+//	"ready"      listed by Topics, Topic and SharedTopic
 //	"creating"   a creation failed after step 1 and its undo (remove
 //	             the directories, then the entry) failed too: not
 //	             listed, DeleteTopic answers ErrUnknownTopic (it never
@@ -135,6 +135,22 @@
 // (ErrInconsistentTopicID), as in Kafka, and so is one that does not
 // decode (a *MetadataError naming the file and the byte): Open refuses
 // rather than guess, and removing the file lets it write a new one.
+//
+// # Lookups
+//
+// Topic, Topics and SharedTopic take no lock. They read a snapshot of the
+// topics, which each change publishes under the catalog's lock once it
+// is made in memory: a copy of the whole map, never modified after.
+// So a lookup never waits for a CreateTopic or DeleteTopic under way,
+// whose catalog.db commits and directory work hold that lock. A topic
+// shows from just after its "ready" entry is committed (before
+// CreateTopic returns) until just after its "deleting" entry is
+// committed (before DeleteTopic touches a directory). A creation that
+// fails publishes nothing; a deletion that fails after its step 1 has
+// published the topic's removal (it is marked for deletion, see
+// Failures). Topic and Topics return copies of the configs;
+// SharedTopic, the lookup of each partition of a request, returns the
+// snapshot's own map, which its callers only read.
 //
 // # Topic configs
 //

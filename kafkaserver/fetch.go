@@ -22,7 +22,6 @@ package kafkaserver
 import (
 	"encoding/binary"
 	"errors"
-	"reflect"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -83,65 +82,81 @@ type fetch struct {
 func (f *fetch) build() (n int, parts []*logstore.Partition, failed bool) {
 	f.resp.Topics = f.resp.Topics[:0]
 	f.release()
-	remaining := int(f.r.MaxBytes)
-	if f.r.Version < 3 || remaining <= 0 {
-		remaining = DefaultMaxRequestBytes
-	}
-	for _, rt := range f.r.Topics {
+	remaining := f.maxBytes()
+	for ti := range f.r.Topics {
+		rt := &f.r.Topics[ti]
 		st := kmsg.NewFetchResponseTopic()
 		st.Topic = rt.Topic
-		for _, rp := range rt.Partitions {
-			sp := kmsg.NewFetchResponseTopicPartition()
-			sp.Partition = rp.Partition
-			sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
-			sp.PreferredReadReplica = -1
-			// Empty, never null: librdkafka fails to parse a null
-			// record set ("invalid MessageSetSize -1"), and Kafka
-			// sends an empty one.
-			sp.RecordBatches = []byte{}
-			part, code := f.s.partition(rt.Topic, rp.Partition, false)
-			if code != errNone {
-				sp.ErrorCode = code
-				failed = true
-				st.Partitions = append(st.Partitions, sp)
-				continue
+		for pi := range rt.Partitions {
+			var sp kmsg.FetchResponseTopicPartition // fill sets it whole
+			part, got, bad := f.fill(&sp, rt.Topic, &rt.Partitions[pi], remaining, n == 0)
+			if part != nil {
+				parts = append(parts, part)
 			}
-			parts = append(parts, part)
-			limit := int(rp.PartitionMaxBytes)
-			if limit <= 0 || limit > remaining {
-				limit = remaining
-			}
-			data, hwm, lso, err := f.read(part, rp.FetchOffset, limit, remaining > 0 || n == 0)
-			sp.HighWatermark, sp.LastStableOffset = hwm, lso
-			sp.LogStartOffset = part.StartOffset()
-			switch {
-			case errors.Is(err, segment.ErrOffsetOutOfRange):
-				sp.ErrorCode = errOffsetOutOfRange
-				failed = true
-			case err != nil:
-				sp.ErrorCode = f.s.failureCode("fetch", part.ID(), err)
-				failed = true
-			default:
-				if f.r.IsolationLevel == isolationReadCommitted {
-					// A list, empty when none: Kafka sends null only
-					// under read_uncommitted and with an error.
-					if sp.AbortedTransactions, err = abortedIn(part, rp.FetchOffset, data); err != nil {
-						sp.ErrorCode = f.s.failureCode("fetch", part.ID(), err)
-						failed = true
-						break
-					}
-				}
-				if len(data) > 0 {
-					sp.RecordBatches = data
-					n += len(data)
-					remaining -= len(data)
-				}
-			}
+			n += got
+			remaining -= got
+			failed = failed || bad
 			st.Partitions = append(st.Partitions, sp)
 		}
 		f.resp.Topics = append(f.resp.Topics, st)
 	}
 	return n, parts, failed
+}
+
+// maxBytes is the fetch's MaxBytes, as build counts it.
+func (f *fetch) maxBytes() int {
+	if m := int(f.r.MaxBytes); f.r.Version >= 3 && m > 0 {
+		return m
+	}
+	return DefaultMaxRequestBytes
+}
+
+// fill answers one partition of the fetch in sp, afresh: remaining is
+// what is left of the fetch's MaxBytes after the partitions answered
+// before it, first whether none of them has data (then it gets at least
+// a batch, KIP-74). It returns the partition read (nil when the lookup
+// answered an error), the record bytes it put in, and whether it
+// answered an error.
+func (f *fetch) fill(sp *kmsg.FetchResponseTopicPartition, topic string, rp *kmsg.FetchRequestTopicPartition, remaining int, first bool) (part *logstore.Partition, n int, failed bool) {
+	*sp = kmsg.NewFetchResponseTopicPartition()
+	sp.Partition = rp.Partition
+	sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
+	sp.PreferredReadReplica = -1
+	// Empty, never null: librdkafka fails to parse a null record set
+	// ("invalid MessageSetSize -1"), and Kafka sends an empty one.
+	sp.RecordBatches = []byte{}
+	part, code := f.s.partition(topic, rp.Partition, false)
+	if code != errNone {
+		sp.ErrorCode = code
+		return nil, 0, true
+	}
+	limit := int(rp.PartitionMaxBytes)
+	if limit <= 0 || limit > remaining {
+		limit = remaining
+	}
+	data, hwm, lso, err := f.read(part, rp.FetchOffset, limit, remaining > 0 || first)
+	sp.HighWatermark, sp.LastStableOffset = hwm, lso
+	sp.LogStartOffset = part.StartOffset()
+	switch {
+	case errors.Is(err, segment.ErrOffsetOutOfRange):
+		sp.ErrorCode = errOffsetOutOfRange
+		return part, 0, true
+	case err != nil:
+		sp.ErrorCode = f.s.failureCode("fetch", part.ID(), err)
+		return part, 0, true
+	}
+	if f.r.IsolationLevel == isolationReadCommitted {
+		// A list, empty when none: Kafka sends null only under
+		// read_uncommitted and with an error.
+		if sp.AbortedTransactions, err = abortedIn(part, rp.FetchOffset, data); err != nil {
+			sp.ErrorCode = f.s.failureCode("fetch", part.ID(), err)
+			return part, 0, true
+		}
+	}
+	if len(data) > 0 {
+		sp.RecordBatches = data
+	}
+	return part, len(data), false
 }
 
 // isolationReadCommitted is Fetch's and ListOffsets' IsolationLevel
@@ -216,31 +231,97 @@ func endOfBatches(data []byte) int64 {
 	return end
 }
 
-// wait rebuilds the response each time a partition's DurableEnd moves,
-// until it holds MinBytes, MaxWaitMillis have passed, or the
-// connection's reader stops (the client went, or Shutdown). One timer, stopped when it returns; no goroutine.
+// rebuildSlack is how many bytes of superseded reads a long poll lets
+// pile up in its buffers (beyond as many as its response holds) before
+// it rebuilds the whole response into fresh ones.
+const rebuildSlack = 256 << 10
+
+// wait answers again, each time a partition's DurableEnd may have
+// moved, the partitions that moved, until the response holds MinBytes,
+// MaxWaitMillis have passed, or the connection's reader stops (the
+// client went, or Shutdown); the last two rebuild the whole response
+// first. parts are the partitions build read, one per partition of the
+// response (it failed on none). A logstore.DurableWatcher, registered
+// once with each partition, says which moved, as Kafka's delayed fetch
+// watches its partitions: a wake costs what moved, not every partition.
+// One timer, stopped when it returns; no goroutine.
 func (f *fetch) wait(parts []*logstore.Partition) {
 	f.s.longPolls.Add(1)
 	defer f.s.longPolls.Add(-1)
 	timer := time.NewTimer(time.Duration(f.r.MaxWaitMillis) * time.Millisecond)
 	defer timer.Stop()
-	cases := make([]reflect.SelectCase, len(parts)+2)
-	cases[0] = reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(timer.C)}
-	cases[1] = reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(f.c.ctx.Done())}
+	// keys[i] is the place of parts[i] in the request and the response.
+	type place struct{ ti, pi int }
+	keys := make([]place, 0, len(parts))
+	for ti := range f.resp.Topics {
+		for pi := range f.resp.Topics[ti].Partitions {
+			keys = append(keys, place{ti, pi})
+		}
+	}
+	w := logstore.NewDurableWatcher(len(parts))
+	defer w.Stop()
+	for i, part := range parts {
+		w.Watch(i, part)
+	}
+	// An advance between build and the registration marked nothing:
+	// answer again the partitions whose high watermark or LSO is not
+	// what build saw.
+	var moved []int
+	n := 0
+	for i, part := range parts {
+		sp := &f.resp.Topics[keys[i].ti].Partitions[keys[i].pi]
+		n += len(sp.RecordBatches)
+		if part.DurableEnd() != sp.HighWatermark || part.LastStableOffset() != sp.LastStableOffset {
+			moved = append(moved, i)
+		}
+	}
+	read := n // bytes read into the buffers since the last whole build
 	for {
-		for i, part := range parts {
-			cases[i+2] = reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(part.DurableChanged())}
+		if len(moved) > 0 {
+			failed := false
+			if read-n > max(n, rebuildSlack) {
+				// Too much of the buffers is superseded answers.
+				var again []*logstore.Partition
+				if n, again, failed = f.build(); failed {
+					return
+				}
+				read = n
+				for i, part := range again {
+					w.Watch(i, part)
+				}
+			} else {
+				for _, i := range moved {
+					rt := &f.r.Topics[keys[i].ti]
+					sp := &f.resp.Topics[keys[i].ti].Partitions[keys[i].pi]
+					others := n - len(sp.RecordBatches)
+					part, got, bad := f.fill(sp, rt.Topic, &rt.Partitions[keys[i].pi], f.maxBytes()-others, others == 0)
+					if part != nil {
+						w.Watch(i, part)
+					}
+					n = others + got
+					read += got
+					failed = failed || bad
+				}
+			}
+			if failed {
+				// Answered at once: as a wake answered before, every
+				// partition as it is now (a deleted topic's all say so).
+				f.build()
+				return
+			}
+			if n >= int(f.r.MinBytes) {
+				return
+			}
 		}
-		// Rebuild after taking the channels: an advance in between wakes
-		// the select at once.
-		n, _, failed := f.build()
-		if failed || n >= int(f.r.MinBytes) {
-			return
+		select {
+		case <-timer.C:
+		case <-f.c.ctx.Done():
+		case <-w.Ready():
+			moved = w.Moved(moved[:0])
+			continue
 		}
-		if i, _, _ := reflect.Select(cases); i < 2 {
-			f.build()
-			return
-		}
+		f.build()
+		return
 	}
 }
 

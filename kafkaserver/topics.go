@@ -14,7 +14,9 @@ type topic struct {
 	Name       string
 	ID         [16]byte
 	Partitions int32
-	Configs    map[string]string
+	// Configs, from topicCatalog.Topic, may be the catalog's own map
+	// (catalog.SharedTopic): read-only.
+	Configs map[string]string
 }
 
 // topicCatalog is the store's topic catalog (package catalog) as the
@@ -74,8 +76,10 @@ func (a storeCatalog) Topics() []topic {
 	return out
 }
 
+// Topic is the lookup of every partition of a request: lock-free, and
+// its Configs are shared (catalog.SharedTopic).
 func (a storeCatalog) Topic(name string) (topic, bool) {
-	t, ok := a.c.Topic(name)
+	t, ok := a.c.SharedTopic(name)
 	return fromCatalog(t), ok
 }
 
