@@ -56,7 +56,8 @@ type Partition struct {
 	stopSync chan struct{}
 	syncDone chan struct{}
 
-	// durableSig wakes the waiters of DurableChanged (read.go).
+	// durableSig wakes the waiters of DurableChanged and the
+	// DurableWatchers registered with the partition (read.go).
 	durableSig durableSignal
 }
 

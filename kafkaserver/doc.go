@@ -181,8 +181,10 @@
 // LSO in every answer, at both levels; PreferredReadReplica -1. A fetch
 // with fewer than MinBytes (counted as its isolation level reads) waits
 // up to MaxWaitMillis, woken each time a partition's DurableEnd moves or
-// a transaction marker is written (Partition.DurableChanged; a marker
-// moves the LSO), with one timer that it stops.
+// a transaction marker is written (a marker moves the LSO), with one
+// timer that it stops. It registers once with each partition through a
+// logstore.DurableWatcher, and each wake reads again only the partitions
+// that moved.
 //
 // ListOffsets: -2 and -4 the log start; -1 the high watermark, or at
 // IsolationLevel 1 (read_committed, v2+) the last stable offset; -3 (v7+)

@@ -42,7 +42,9 @@ import (
 // to MaxWaitMillis in a goroutine of its own, woken when a partition's
 // DurableEnd may have moved or a marker was written (which moves the
 // LSO; Partition.AppendMarker, and the SyncTo that follows
-// AppendMarkerWritten, signal DurableChanged).
+// AppendMarkerWritten, tell the partition's DurableWatchers). One
+// watcher is registered with every partition of the fetch, once; a wake
+// reads again only the partitions that moved (wait).
 func handleFetch(s *Server, c *conn, req kmsg.Request, p *pending) error {
 	r := req.(*kmsg.FetchRequest)
 	resp := r.ResponseKind().(*kmsg.FetchResponse)

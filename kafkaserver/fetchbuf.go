@@ -12,8 +12,11 @@ import (
 // nothing to do. The response's RecordBatches point into the buffer;
 // kmsg copies them into the response frame when the writer encodes it
 // (conn.respond), after which the buffer goes back to its pool. A
-// long-poll fetch that rebuilds its response gives the buffer of the
-// build before back first: nothing refers to it any more.
+// long-poll fetch that rebuilds its whole response gives the buffer of
+// the build before back first: nothing refers to it any more. A wake
+// that reads again only the partitions that moved appends to the same
+// buffer, until the stale bytes in it pass rebuildSlack, and then the
+// whole response is rebuilt.
 
 // readBuf returns the buffer the fetch's partitions are read into,
 // taken from the pool the first time: of room for the fetch's MaxBytes
