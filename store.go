@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/logstore/logstore/internal/fileutil"
 	"github.com/logstore/logstore/vfs"
 )
 
@@ -372,4 +374,37 @@ func (s *Store) Close() error {
 		s.closeErr = errors.Join(errs...)
 	})
 	return s.closeErr
+}
+
+// fileLock is the store's exclusive flock on its lock file
+// (fileutil.Flock): one open store per directory, across processes.
+type fileLock struct{ f *os.File }
+
+// lockFile takes an exclusive lock on path, creating the file if needed.
+// It retries until timeout has passed (once when timeout < 0), then fails
+// with an error wrapping ErrStoreInUse; it stops waiting when ctx ends,
+// with an error wrapping ctx's cause.
+func lockFile(ctx context.Context, path string, timeout time.Duration) (*fileLock, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("open lock file: %w", err)
+	}
+	if err := fileutil.Flock(ctx, f, true, timeout); err != nil {
+		f.Close()
+		if errors.Is(err, fileutil.ErrLocked) {
+			return nil, fmt.Errorf("lock %s: held by another open store (waited %s): %w", path, max(timeout, 0), ErrStoreInUse)
+		}
+		return nil, err
+	}
+	return &fileLock{f: f}, nil
+}
+
+// unlock releases the lock. The file stays: removing it would let two
+// openers lock two different files of the same name.
+func (l *fileLock) unlock() error {
+	err := fileutil.Funlock(l.f)
+	if cerr := l.f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

@@ -1,6 +1,7 @@
 // Package fileutil holds the pieces of file durability that more than
 // one package needs and that have no better home: syncing a directory,
-// and fdatasync.
+// fdatasync, and the flock that keeps a store and its metadata files to
+// one opener.
 package fileutil
 
 import (
@@ -10,6 +11,10 @@ import (
 	"path/filepath"
 	"syscall"
 )
+
+// ErrLocked is wrapped by Flock's error when another open file held the
+// lock for the whole timeout.
+var ErrLocked = errors.New("locked by another open file")
 
 // SyncDir makes dir's entries (files created, renamed or removed in it)
 // durable. Some filesystems cannot sync a directory (EINVAL); there is

@@ -1,6 +1,7 @@
 package metalog
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -420,3 +421,16 @@ func ReadLocked(path string, exclusive bool, timeout time.Duration) (*os.File, [
 
 // ErrLockTimeout: ReadLocked waited its timeout for the file's lock.
 var ErrLockTimeout = errors.New("timed out waiting for the file lock")
+
+// lockFile takes a flock on f, exclusive or shared (fileutil.Flock),
+// trying until timeout has passed (once when timeout <= 0), then fails
+// with an error wrapping ErrLockTimeout. bbolt takes the same lock on
+// its files, so it excludes the previous format's readers and writers
+// too.
+func lockFile(f *os.File, exclusive bool, timeout time.Duration) error {
+	err := fileutil.Flock(context.Background(), f, exclusive, timeout)
+	if errors.Is(err, fileutil.ErrLocked) {
+		return fmt.Errorf("lock %s: %w", f.Name(), ErrLockTimeout)
+	}
+	return err
+}
