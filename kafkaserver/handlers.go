@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/logstore/logstore"
+	"github.com/logstore/logstore/metrics"
 	"github.com/logstore/logstore/recordbatch"
 	"github.com/logstore/logstore/segment"
 )
@@ -226,19 +227,22 @@ func (s *Server) topicGone(id logstore.PartitionID, err error) int16 {
 }
 
 // refusalCode is the Kafka error code of a refused append (see
-// logstore.Refusal). Never DUPLICATE_SEQUENCE_NUMBER (46): a duplicate
-// is answered as a success with the first copy's offsets.
+// logstore.Refusal), by the outcome the metrics count it as
+// (metrics.OutcomeOf, the one mapping of a refusal's kind), and for an
+// invalid batch by the check that refused it. Never
+// DUPLICATE_SEQUENCE_NUMBER (46): a duplicate is answered as a success
+// with the first copy's offsets.
 func refusalCode(r *logstore.RefusedError) int16 {
-	switch r.Kind {
-	case logstore.RefusedTooLarge:
+	switch metrics.OutcomeOf(logstore.AppendResult{}, r) {
+	case metrics.OutcomeTooLarge:
 		return kerr.MessageTooLarge.Code
-	case logstore.RefusedUnknownProducer:
+	case metrics.OutcomeUnknownProducer:
 		return kerr.UnknownProducerID.Code
-	case logstore.RefusedSequenceGap, logstore.RefusedNewEpochNotAtZero:
+	case metrics.OutcomeOutOfOrder:
 		return kerr.OutOfOrderSequenceNumber.Code
-	case logstore.RefusedOlderEpoch:
+	case metrics.OutcomeFenced:
 		return kerr.InvalidProducerEpoch.Code
-	case logstore.RefusedOpenTransaction:
+	case metrics.OutcomeOpenTransaction:
 		return kerr.InvalidTxnState.Code
 	}
 	for _, undecodable := range []error{recordbatch.ErrCRC, recordbatch.ErrTruncated, recordbatch.ErrBatchTooSmall,

@@ -50,9 +50,10 @@ func (o Outcome) String() string {
 // OutcomeOf classifies the result of logstore.Partition.Append (or of
 // any append that returns the same result and errors, such as
 // AppendWritten). It is the one mapping from a refusal's kind to an
-// outcome: the metrics count by it, and `logstore append` words its
-// replies from it (OUT_OF_ORDER for unknown_producer and out_of_order,
-// FENCED for fenced, INVALID for the other refusals). It never returns
+// outcome: the metrics count by it, the server's Produce answers take
+// their error codes from it, and `logstore append` words its replies
+// from it (OUT_OF_ORDER for unknown_producer and out_of_order, FENCED
+// for fenced, INVALID for the other refusals). It never returns
 // OutcomeUnknownTopic, which is the caller's to know.
 func OutcomeOf(res logstore.AppendResult, err error) Outcome {
 	if err == nil {
