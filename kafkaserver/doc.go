@@ -103,6 +103,9 @@
 //	25   AddOffsetsToTxn  0-3       the group's __consumer_offsets partition joins the transaction
 //	26   EndTxn           0-4       v5 (KIP-890's epoch bump) not advertised
 //	28   TxnOffsetCommit  0-3       offsets pending until the transaction's marker (groupcoord)
+//	32   DescribeConfigs  0-4       read-only; topic and broker "0" configs (configs.go's table),
+//	                                synonyms v1+, docs and types v3+; unknown topic 3, other
+//	                                resource types and broker ids 42
 //	42   DeleteGroups     0-2       only Empty groups (68 NON_EMPTY_GROUP; unknown: 69)
 //	47   OffsetDelete     0         a topic members subscribe to: 86 GROUP_SUBSCRIBED_TO_TOPIC
 //	61   DescribeProducers 0        the partition's producer state; unknown topic or partition: 3
