@@ -146,6 +146,21 @@ func TestEveryAdvertisedVersion(t *testing.T) {
 					code = func(resp kmsg.Response) int16 {
 						return resp.(*kmsg.DescribeProducersResponse).Topics[0].Partitions[0].ErrorCode
 					}
+				case 32:
+					// Topic t and broker 0, synonyms and docs asked
+					// for: every config of both, at every version.
+					r := kmsg.NewPtrDescribeConfigsRequest()
+					r.IncludeSynonyms, r.IncludeDocumentation = true, true
+					for _, res := range []struct {
+						typ  kmsg.ConfigResourceType
+						name string
+					}{{kmsg.ConfigResourceTypeTopic, "t"}, {kmsg.ConfigResourceTypeBroker, "0"}} {
+						rr := kmsg.NewDescribeConfigsRequestResource()
+						rr.ResourceType, rr.ResourceName = res.typ, res.name
+						r.Resources = append(r.Resources, rr)
+					}
+					req = r
+					code = func(resp kmsg.Response) int16 { return describeConfigsSweepCode(t, v, resp) }
 				default:
 					t.Fatalf("API %s (key %d) is advertised and this test does not send it", a.name, a.key)
 				}
