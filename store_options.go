@@ -4,8 +4,4 @@ package logstore
 // checks: a zero segment field still means Kafka's default (see
 // Options). The server reports them as the store-wide (broker) values of
 // the topic configs it applies (DescribeConfigs).
-func (s *Store) Options() Options {
-	o := s.opts
-	o.Events = nil
-	return o
-}
+func (s *Store) Options() Options { return s.opts }
