@@ -36,7 +36,12 @@ type topicConfig struct {
 	// log.roll.hours and log.retention.hours and lists no synonym).
 	broker        string
 	brokerDefault bool
-	doc           string
+	// hoursSynonym, for a broker config without a default, is the one
+	// Kafka derives it from, at its default of 168 hours (log.roll.hours,
+	// log.retention.hours): Kafka lists it after the broker config when
+	// that is set.
+	hoursSynonym string
+	doc          string
 	// perTopic: the catalog takes it per topic (CreateTopics), so it is
 	// not read-only. The others are fixed for every topic.
 	perTopic bool
@@ -56,6 +61,8 @@ type brokerConfig struct {
 	doc          string
 	// value is the server's value, nil for none.
 	value func(s *Server) *string
+	// hoursSynonym: as topicConfig's.
+	hoursSynonym string
 }
 
 const maxLong = "9223372036854775807"
@@ -126,13 +133,13 @@ func storeIndexInterval(o logstore.Options) string {
 var topicConfigs = []topicConfig{
 	{name: catalog.ConfigSegmentBytes, typ: kmsg.ConfigTypeInt, kafkaDefault: "1073741824", broker: "log.segment.bytes", brokerDefault: true, perTopic: true, store: storeSegmentBytes,
 		doc: "The size in bytes at which a partition rolls to a new segment file."},
-	{name: catalog.ConfigSegmentMs, typ: kmsg.ConfigTypeLong, kafkaDefault: "604800000", broker: "log.roll.ms", perTopic: true, store: storeSegmentMs,
+	{name: catalog.ConfigSegmentMs, typ: kmsg.ConfigTypeLong, kafkaDefault: "604800000", broker: "log.roll.ms", hoursSynonym: "log.roll.hours", perTopic: true, store: storeSegmentMs,
 		doc: "The time in milliseconds after which a partition rolls to a new segment file."},
 	{name: catalog.ConfigMaxMessageBytes, typ: kmsg.ConfigTypeInt, kafkaDefault: "1048588", broker: "message.max.bytes", brokerDefault: true, perTopic: true, store: storeMaxMessageBytes,
 		doc: "The largest record batch, in bytes, a partition accepts."},
 	{name: catalog.ConfigRetentionBytes, typ: kmsg.ConfigTypeLong, kafkaDefault: "-1", broker: "log.retention.bytes", brokerDefault: true, perTopic: true, store: storeRetentionBytes,
 		doc: "The size in bytes a partition is kept to by deleting its oldest segments; -1 keeps everything."},
-	{name: catalog.ConfigRetentionMs, typ: kmsg.ConfigTypeLong, kafkaDefault: "604800000", broker: "log.retention.ms", perTopic: true, store: storeRetentionMs,
+	{name: catalog.ConfigRetentionMs, typ: kmsg.ConfigTypeLong, kafkaDefault: "604800000", broker: "log.retention.ms", hoursSynonym: "log.retention.hours", perTopic: true, store: storeRetentionMs,
 		doc: "How long in milliseconds a segment is kept after its newest record; -1 keeps everything."},
 	{name: "segment.index.bytes", typ: kmsg.ConfigTypeInt, kafkaDefault: "10485760", broker: "log.index.size.max.bytes", brokerDefault: true, store: storeIndexBytes,
 		doc: "The largest offset or time index of a segment, in bytes; a full index rolls the segment."},
@@ -184,10 +191,14 @@ var brokerConfigs = []brokerConfig{
 		value: func(s *Server) *string { return sp(s.store.Dir()) }},
 	{name: "log.segment.bytes", typ: kmsg.ConfigTypeInt, kafkaDefault: sp("1073741824"), doc: "The size in bytes at which a partition rolls to a new segment, for topics that do not set segment.bytes.",
 		value: func(s *Server) *string { return sp(storeSegmentBytes(s.store.Options())) }},
-	{name: "log.roll.ms", typ: kmsg.ConfigTypeLong, doc: "The age in milliseconds at which a partition rolls to a new segment, for topics that do not set segment.ms.",
+	{name: "log.roll.ms", typ: kmsg.ConfigTypeLong, hoursSynonym: "log.roll.hours", doc: "The age in milliseconds at which a partition rolls to a new segment, for topics that do not set segment.ms.",
 		value: func(s *Server) *string { return nonDefault(storeSegmentMs(s.store.Options()), "604800000") }},
-	{name: "log.retention.ms", typ: kmsg.ConfigTypeLong, doc: "How long in milliseconds segments are kept, for topics that do not set retention.ms; -1 keeps everything.",
+	{name: "log.retention.ms", typ: kmsg.ConfigTypeLong, hoursSynonym: "log.retention.hours", doc: "How long in milliseconds segments are kept, for topics that do not set retention.ms; -1 keeps everything.",
 		value: func(s *Server) *string { return nonDefault(storeRetentionMs(s.store.Options()), "604800000") }},
+	{name: "log.roll.hours", typ: kmsg.ConfigTypeInt, kafkaDefault: sp("168"), doc: "The age in hours at which a partition rolls to a new segment, unless log.roll.ms is set.",
+		value: func(*Server) *string { return sp("168") }},
+	{name: "log.retention.hours", typ: kmsg.ConfigTypeInt, kafkaDefault: sp("168"), doc: "How long in hours segments are kept, unless log.retention.ms is set.",
+		value: func(*Server) *string { return sp("168") }},
 	{name: "log.retention.bytes", typ: kmsg.ConfigTypeLong, kafkaDefault: sp("-1"), doc: "The size in bytes a partition is kept to, for topics that do not set retention.bytes; -1 keeps everything.",
 		value: func(s *Server) *string { return sp(storeRetentionBytes(s.store.Options())) }},
 	{name: "message.max.bytes", typ: kmsg.ConfigTypeInt, kafkaDefault: sp("1048588"), doc: "The largest record batch in bytes, for topics that do not set max.message.bytes.",

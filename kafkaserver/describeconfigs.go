@@ -9,7 +9,9 @@ package kafkaserver
 //     broker config it falls back to, with the server's value
 //     (STATIC_BROKER_CONFIG, 4) where it differs from Kafka's default,
 //     then Kafka's default (DEFAULT_CONFIG, 5), as Kafka's ConfigHelper
-//     lists them. v2: the same as v1.
+//     lists them (log.roll.ms and log.retention.ms have no default of
+//     their own: when set, log.roll.hours or log.retention.hours at 168
+//     follows, and when not, no synonym is listed). v2: the same as v1.
 //   - v3 (KIP-569): IncludeDocumentation (a short doc of each config)
 //     and the config type.
 //   - v4: flexible.
@@ -149,11 +151,15 @@ func (d *configDescriber) topic(s *Server, name string, sr *kmsg.DescribeConfigs
 			syns = append(syns, synonym(c.name, sp(value), kmsg.ConfigSourceDynamicTopicConfig))
 		}
 		if c.broker != "" {
-			if storeVal != c.kafkaDefault {
+			static := storeVal != c.kafkaDefault
+			if static {
 				syns = append(syns, synonym(c.broker, sp(storeVal), kmsg.ConfigSourceStaticBrokerConfig))
 			}
-			if c.brokerDefault {
+			switch {
+			case c.brokerDefault:
 				syns = append(syns, synonym(c.broker, sp(c.kafkaDefault), kmsg.ConfigSourceDefaultConfig))
+			case static && c.hoursSynonym != "":
+				syns = append(syns, synonym(c.hoursSynonym, sp("168"), kmsg.ConfigSourceDefaultConfig))
 			}
 		}
 		sr.Configs = append(sr.Configs, d.entry(c.name, sp(value), !c.perTopic, c.typ, c.doc, syns))
@@ -183,8 +189,11 @@ func (d *configDescriber) broker(s *Server, name string, sr *kmsg.DescribeConfig
 		if v != nil && (c.kafkaDefault == nil || *v != *c.kafkaDefault) {
 			syns = append(syns, synonym(c.name, v, kmsg.ConfigSourceStaticBrokerConfig))
 		}
-		if c.kafkaDefault != nil {
+		switch {
+		case c.kafkaDefault != nil:
 			syns = append(syns, synonym(c.name, c.kafkaDefault, kmsg.ConfigSourceDefaultConfig))
+		case v != nil && c.hoursSynonym != "":
+			syns = append(syns, synonym(c.hoursSynonym, sp("168"), kmsg.ConfigSourceDefaultConfig))
 		}
 		sr.Configs = append(sr.Configs, d.entry(c.name, v, true, c.typ, c.doc, syns))
 	}

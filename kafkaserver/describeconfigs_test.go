@@ -115,7 +115,8 @@ func TestDescribeTopicConfigs(t *testing.T) {
 	}{
 		{"retention.ms", "3600000", kmsg.ConfigSourceDynamicTopicConfig, []syn{
 			{"retention.ms", "3600000", kmsg.ConfigSourceDynamicTopicConfig},
-			{"log.retention.ms", "-1", kmsg.ConfigSourceStaticBrokerConfig}}},
+			{"log.retention.ms", "-1", kmsg.ConfigSourceStaticBrokerConfig},
+			{"log.retention.hours", "168", kmsg.ConfigSourceDefaultConfig}}},
 		{"segment.bytes", "2097152", kmsg.ConfigSourceDynamicTopicConfig, []syn{
 			{"segment.bytes", "2097152", kmsg.ConfigSourceDynamicTopicConfig},
 			{"log.segment.bytes", "1073741824", kmsg.ConfigSourceDefaultConfig}}},
