@@ -26,7 +26,8 @@ func TestApiVersions(t *testing.T) {
 	c := ts.dial()
 	want := map[int16][2]int16{0: {0, 11}, 1: {4, 12}, 2: {1, 8}, 3: {0, 12}, 10: {0, 4}, 18: {0, 4}, 19: {0, 7}, 20: {0, 6}, 22: {0, 4}, 24: {0, 3}, 26: {0, 4}, 61: {0, 0}, 65: {0, 0}, 66: {0, 1},
 		8: {2, 8}, 9: {1, 8}, 11: {0, 9}, 12: {0, 4}, 13: {0, 5}, 14: {0, 5}, 15: {0, 5}, 16: {0, 4}, 42: {0, 2}, 47: {0, 0}, 25: {0, 3}, 28: {0, 3}}
-	want[32] = [2]int16{0, 4} // DescribeConfigs
+	want[32] = [2]int16{0, 4}                           // DescribeConfigs
+	want[35], want[60] = [2]int16{0, 4}, [2]int16{0, 1} // DescribeLogDirs, DescribeCluster
 	for _, v := range []int16{0, 3, 4} {
 		resp := apiVersions(t, c, v)
 		if resp.ErrorCode != 0 {

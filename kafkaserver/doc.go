@@ -106,8 +106,12 @@
 //	32   DescribeConfigs  0-4       read-only; topic and broker "0" configs (configs.go's table),
 //	                                synonyms v1+, docs and types v3+; unknown topic 3, other
 //	                                resource types and broker ids 42
+//	35   DescribeLogDirs  0-4       one dir, the store's (absolute); sizes of the .log files; unknown
+//	                                topics and partitions left out; v4: statfs total and usable bytes
 //	42   DeleteGroups     0-2       only Empty groups (68 NON_EMPTY_GROUP; unknown: 69)
 //	47   OffsetDelete     0         a topic members subscribe to: 86 GROUP_SUBSCRIBED_TO_TOPIC
+//	60   DescribeCluster  0-1       this node, the controller; no authorizer: every cluster operation
+//	                                when asked, else INT32_MIN; v1: a controller endpoint type 114
 //	61   DescribeProducers 0        the partition's producer state; unknown topic or partition: 3
 //	65   DescribeTransactions 0     from the coordinator; unknown id 105, empty id 42
 //	66   ListTransactions 0-1       Kafka's state, producer id and (v1) duration filters;
@@ -122,6 +126,10 @@
 // fsync). OffsetCommit, DeleteGroups and OffsetDelete wait for
 // groups.db's commit the same way. When the connection goes, or the
 // server shuts down, a waiting answer completes with 16 NOT_COORDINATOR.
+//
+// GetTelemetrySubscriptions (71) and PushTelemetry (72, KIP-714) are not
+// advertised, as Kafka advertises neither without a client metrics
+// receiver: clients then send no telemetry.
 //
 // Every other key closes the connection.
 //

@@ -161,6 +161,37 @@ func TestEveryAdvertisedVersion(t *testing.T) {
 					}
 					req = r
 					code = func(resp kmsg.Response) int16 { return describeConfigsSweepCode(t, v, resp) }
+				case 60:
+					r := kmsg.NewPtrDescribeClusterRequest()
+					r.IncludeClusterAuthorizedOperations = true
+					req = r
+					code = func(resp kmsg.Response) int16 {
+						r := resp.(*kmsg.DescribeClusterResponse)
+						if len(r.Brokers) != 1 || r.ClusterAuthorizedOperations <= 0 {
+							t.Fatalf("brokers %+v, authorized operations %d", r.Brokers, r.ClusterAuthorizedOperations)
+						}
+						return r.ErrorCode
+					}
+				case 35:
+					r := kmsg.NewPtrDescribeLogDirsRequest()
+					dt := kmsg.NewDescribeLogDirsRequestTopic()
+					dt.Topic, dt.Partitions = "t", []int32{0}
+					r.Topics = append(r.Topics, dt)
+					req = r
+					code = func(resp kmsg.Response) int16 {
+						r := resp.(*kmsg.DescribeLogDirsResponse)
+						if len(r.Dirs) != 1 || len(r.Dirs[0].Topics) != 1 || len(r.Dirs[0].Topics[0].Partitions) != 1 ||
+							r.Dirs[0].Topics[0].Partitions[0].Size <= 0 {
+							t.Fatalf("dirs %+v", r.Dirs)
+						}
+						if v >= 4 && r.Dirs[0].UsableBytes <= 0 {
+							t.Fatalf("v%d: usable bytes %d", v, r.Dirs[0].UsableBytes)
+						}
+						if r.ErrorCode != 0 {
+							return r.ErrorCode
+						}
+						return r.Dirs[0].ErrorCode
+					}
 				default:
 					t.Fatalf("API %s (key %d) is advertised and this test does not send it", a.name, a.key)
 				}
