@@ -204,6 +204,12 @@ func createStoreDir(fsys vfs.FS, dir string) error {
 // Dir returns the store's directory.
 func (s *Store) Dir() string { return s.dir }
 
+// Options returns the options the store was opened with, after Open's
+// checks: a zero segment field still means Kafka's default (see
+// Options). The server reports them as the store-wide (broker) values of
+// the topic configs it applies (DescribeConfigs).
+func (s *Store) Options() Options { return s.opts }
+
 // Partition returns the partition topic-partition, opening it (and
 // creating its directory) on first use. Later calls return the same
 // *Partition until it is closed. A name Kafka would not accept is refused
