@@ -3,6 +3,7 @@ package kafkaserver
 import (
 	"context"
 	"log/slog"
+	"math"
 	"net"
 	"testing"
 
@@ -57,6 +58,36 @@ func TestMetadata(t *testing.T) {
 		if v >= 10 && resp.Topics[0].TopicID == [16]byte{} {
 			t.Fatalf("v%d: no topic id", v)
 		}
+	}
+	// Authorized operations (v8+), asked for: with no authorizer, every
+	// operation, as Kafka answers (the cluster's only v8-10); not asked
+	// for, or for a topic not found, INT32_MIN.
+	for _, v := range []int16{8, 10, 11, 12} {
+		r := kmsg.NewPtrMetadataRequest()
+		r.Version = v
+		r.IncludeClusterAuthorizedOperations, r.IncludeTopicAuthorizedOperations = true, true
+		for _, name := range []string{"a", "nope"} {
+			rt := kmsg.NewMetadataRequestTopic()
+			rt.Topic = kmsg.StringPtr(name)
+			r.Topics = append(r.Topics, rt)
+		}
+		resp := c.do(r).(*kmsg.MetadataResponse)
+		wantCluster := int32(8096)
+		if v >= 11 {
+			wantCluster = math.MinInt32
+		}
+		if v <= 10 && resp.AuthorizedOperations != wantCluster {
+			t.Fatalf("v%d: cluster authorized operations %d, want %d", v, resp.AuthorizedOperations, wantCluster)
+		}
+		if got := resp.Topics[0].AuthorizedOperations; got != 3576 {
+			t.Fatalf("v%d: topic a's authorized operations %d, want 3576", v, got)
+		}
+		if got := resp.Topics[1].AuthorizedOperations; got != math.MinInt32 {
+			t.Fatalf("v%d: unknown topic's authorized operations %d, want INT32_MIN", v, got)
+		}
+	}
+	if resp := metadata(t, c, 10, false, "a"); resp.AuthorizedOperations != math.MinInt32 || resp.Topics[0].AuthorizedOperations != math.MinInt32 {
+		t.Fatalf("not asked for: cluster %d, topic %d", resp.AuthorizedOperations, resp.Topics[0].AuthorizedOperations)
 	}
 	if resp := metadata(t, c, 12, false, []string{}...); len(resp.Topics) != 0 {
 		t.Fatalf("v12 with an empty list: %d topics", len(resp.Topics))

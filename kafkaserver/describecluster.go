@@ -49,6 +49,18 @@ const clusterAuthorizedOperations int32 = 1<<5 | // CREATE
 	1<<11 | // ALTER_CONFIGS
 	1<<12 // IDEMPOTENT_WRITE
 
+// topicAuthorizedOperations is the same for a topic
+// (AclEntry.supportedOperations(TOPIC)), which Metadata v8+ answers when
+// IncludeTopicAuthorizedOperations is set.
+const topicAuthorizedOperations int32 = 1<<3 | // READ
+	1<<4 | // WRITE
+	1<<5 | // CREATE
+	1<<6 | // DELETE
+	1<<7 | // ALTER
+	1<<8 | // DESCRIBE
+	1<<10 | // DESCRIBE_CONFIGS
+	1<<11 // ALTER_CONFIGS
+
 // handleDescribeCluster answers this broker as the whole cluster and its
 // controller, as Kafka's AuthHelper.computeDescribeClusterResponse does.
 func handleDescribeCluster(s *Server, c *conn, req kmsg.Request, p *pending) error {

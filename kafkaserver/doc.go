@@ -82,7 +82,7 @@
 //	                                as Kafka 4 does); acks other than 0, 1, -1: 21 per partition
 //	 1   Fetch            4-12      no sessions (SessionID 0; a request with a session id: 70)
 //	 2   ListOffsets      1-8
-//	 3   Metadata         0-12
+//	 3   Metadata         0-12      authorized operations (v8+) as with no authorizer: all
 //	 8   OffsetCommit     2-8       answered once durable (groups.db); a partition that does not
 //	                                exist: 3; v2-4's retention time kept per offset
 //	 9   OffsetFetch      1-8       null topics (v2+): every committed partition; v8: several groups;

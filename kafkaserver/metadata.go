@@ -7,7 +7,8 @@ package kafkaserver
 //   - v2: the cluster id. v4: AllowAutoTopicCreation (before v4 a
 //     request may always create). v5: offline replicas (none).
 //   - v7: each partition's leader epoch (0). v8 (KIP-430): authorized
-//     operations, not filled.
+//     operations when asked for, as Kafka answers with no authorizer:
+//     every operation of the cluster (v8-10) and of each topic found.
 //   - v9: flexible. v10 (KIP-516): topic ids. A topic asked by id (a null
 //     name) is served at any version, as Kafka serves it from v12.
 //   - v11: the cluster's authorized operations gone.
@@ -46,11 +47,23 @@ func handleMetadata(s *Server, c *conn, req kmsg.Request, p *pending) error {
 	cluster := s.cat.ClusterID()
 	resp.ClusterID = &cluster
 	resp.ControllerID = nodeID
+	if r.Version >= 8 && r.Version <= 10 && r.IncludeClusterAuthorizedOperations {
+		resp.AuthorizedOperations = clusterAuthorizedOperations
+	}
+	// topicOps fills in a found topic's authorized operations when they
+	// were asked for; a topic answered with an error keeps INT32_MIN, as
+	// in Kafka.
+	topicOps := func(mt kmsg.MetadataResponseTopic) kmsg.MetadataResponseTopic {
+		if r.Version >= 8 && r.IncludeTopicAuthorizedOperations && mt.ErrorCode == errNone {
+			mt.AuthorizedOperations = topicAuthorizedOperations
+		}
+		return mt
+	}
 
 	all := r.Topics == nil || (r.Version == 0 && len(r.Topics) == 0)
 	if all {
 		for _, t := range s.cat.Topics() {
-			resp.Topics = append(resp.Topics, metadataTopic(t))
+			resp.Topics = append(resp.Topics, topicOps(metadataTopic(t)))
 		}
 	}
 	for _, rt := range r.Topics {
@@ -61,7 +74,7 @@ func handleMetadata(s *Server, c *conn, req kmsg.Request, p *pending) error {
 			mt.ErrorCode = kerr.UnknownTopicID.Code
 			for _, t := range s.cat.Topics() {
 				if t.ID == rt.TopicID {
-					mt = metadataTopic(t)
+					mt = topicOps(metadataTopic(t))
 					break
 				}
 			}
@@ -91,7 +104,7 @@ func handleMetadata(s *Server, c *conn, req kmsg.Request, p *pending) error {
 			resp.Topics = append(resp.Topics, mt)
 			continue
 		}
-		resp.Topics = append(resp.Topics, metadataTopic(t))
+		resp.Topics = append(resp.Topics, topicOps(metadataTopic(t)))
 	}
 	return nil
 }
