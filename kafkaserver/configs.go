@@ -10,6 +10,7 @@ package kafkaserver
 // others are read-only.
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"strconv"
@@ -72,36 +73,30 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 func ms(d time.Duration) string { return itoa(d.Milliseconds()) }
 
 // Store-wide values, from the store's Options: zero is Kafka's default
-// for the segment fields; retention zero or negative keeps everything,
-// Kafka's -1 (logstore's default, where Kafka's retention.ms is 7 days).
+// for the segment fields (as segment.Config applies it); retention zero
+// or negative keeps everything, Kafka's -1 (logstore's default, where
+// Kafka's retention.ms is 7 days).
 func storeSegmentBytes(o logstore.Options) string {
-	if o.SegmentBytes == 0 {
-		return itoa(segment.DefaultSegmentBytes)
-	}
-	return itoa(o.SegmentBytes)
+	return orDefault(o.SegmentBytes, segment.DefaultSegmentBytes)
 }
-
-func storeSegmentMs(o logstore.Options) string {
-	if o.SegmentTime == 0 {
-		return ms(segment.DefaultSegmentMaxAge)
-	}
-	return ms(o.SegmentTime)
-}
-
 func storeMaxMessageBytes(o logstore.Options) string {
-	if o.MaxMessageBytes == 0 {
-		return itoa(segment.DefaultMaxBatchBytes)
-	}
-	return itoa(int64(o.MaxMessageBytes))
+	return orDefault(o.MaxMessageBytes, segment.DefaultMaxBatchBytes)
 }
-
+func storeIndexBytes(o logstore.Options) string {
+	return orDefault(o.SegmentIndexBytes, segment.DefaultIndexMaxBytes)
+}
+func storeIndexInterval(o logstore.Options) string {
+	return orDefault(o.IndexIntervalBytes, segment.DefaultIndexIntervalBytes)
+}
+func storeSegmentMs(o logstore.Options) string {
+	return ms(cmp.Or(o.SegmentTime, segment.DefaultSegmentMaxAge))
+}
 func storeRetentionBytes(o logstore.Options) string {
 	if o.RetentionBytes <= 0 {
 		return "-1"
 	}
 	return itoa(o.RetentionBytes)
 }
-
 func storeRetentionMs(o logstore.Options) string {
 	if o.RetentionTime <= 0 {
 		return "-1"
@@ -109,18 +104,9 @@ func storeRetentionMs(o logstore.Options) string {
 	return ms(o.RetentionTime)
 }
 
-func storeIndexBytes(o logstore.Options) string {
-	if o.SegmentIndexBytes == 0 {
-		return itoa(segment.DefaultIndexMaxBytes)
-	}
-	return itoa(int64(o.SegmentIndexBytes))
-}
-
-func storeIndexInterval(o logstore.Options) string {
-	if o.IndexIntervalBytes == 0 {
-		return itoa(segment.DefaultIndexIntervalBytes)
-	}
-	return itoa(int64(o.IndexIntervalBytes))
+// orDefault is v, or def when v is zero, in decimal.
+func orDefault[N ~int | ~int32 | ~int64](v N, def int64) string {
+	return itoa(cmp.Or(int64(v), def))
 }
 
 // topicConfigs are the topic configs, sorted by name (init). The first
