@@ -70,11 +70,12 @@ func (p *Partition) append(batch []byte, waitDurable bool) (AppendResult, error)
 
 // checkBatch is step 1 of an append: the batch alone, before any state.
 func (p *Partition) checkBatch(data []byte) (recordbatch.Batch, error) {
-	b, err := recordbatch.Parse(data, p.maxBatch)
+	maxBatch := int(p.maxBatch.Load())
+	b, err := recordbatch.Parse(data, maxBatch)
 	if err != nil {
 		r := refuseBatch(err)
 		if r.Kind == RefusedTooLarge {
-			r.Got, r.Expected = int64(len(data)), int64(p.maxBatch)
+			r.Got, r.Expected = int64(len(data)), int64(maxBatch)
 		}
 		return nil, r
 	}

@@ -18,7 +18,7 @@
 //	  catalog.db             package catalog: cluster id, producer ids, topics
 //
 // Store.SetTopicOptions overrides the segment, size and retention options
-// for one topic's partitions. Store.DeleteTopic removes a topic's
+// for one topic's partitions, the open ones at once. Store.DeleteTopic removes a topic's
 // directories durably. It renames each to Kafka's
 // <topic>-<partition>.<unique>-delete name, which no listing of partitions
 // returns. Then it syncs the store directory and removes them. Open

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/logstore/logstore/producerstate"
@@ -30,7 +31,9 @@ type Partition struct {
 	snaps    *snapshot.Store
 	now      func() time.Time
 	mode     SyncMode
-	maxBatch int // the largest batch accepted, as the log's MaxBatchBytes
+	// maxBatch is the largest batch accepted, as the log's MaxBatchBytes;
+	// SetTopicOptions changes it on an open partition (reconfigure).
+	maxBatch atomic.Int64
 	// maxRecords bounds what a batch's records may inflate to
 	// (Options.MaxRecordsBytes).
 	maxRecords int
@@ -66,17 +69,14 @@ func openPartition(s *Store, id PartitionID, pdir string) (*Partition, error) {
 	// The store's options with the topic's overrides (SetTopicOptions).
 	opts := s.optionsFor(id.Topic)
 	p := &Partition{
-		id:       id,
-		store:    s,
-		mode:     opts.Sync,
-		maxBatch: opts.MaxMessageBytes,
+		id:    id,
+		store: s,
+		mode:  opts.Sync,
 		// 0 unless set: recordbatch then bounds by the readers'
 		// default, recordbatch.DefaultMaxRecordsBytes.
 		maxRecords: opts.MaxRecordsBytes,
 	}
-	if p.maxBatch == 0 {
-		p.maxBatch = segment.DefaultMaxBatchBytes
-	}
+	p.maxBatch.Store(int64(cmp.Or(opts.MaxMessageBytes, segment.DefaultMaxBatchBytes)))
 	cfg := opts.segmentConfig()
 	cfg.OnRoll = p.onRoll
 	cfg.OnSync = p.syncHook()
@@ -98,6 +98,17 @@ func openPartition(s *Store, id PartitionID, pdir string) (*Partition, error) {
 		go p.syncEvery(d)
 	}
 	return p, nil
+}
+
+// reconfigure applies o's segment, size and retention options to the
+// open partition (Store.SetTopicOptions): the log's from its next append
+// and retention pass, the batch limit from the next append's check.
+func (p *Partition) reconfigure(o Options) error {
+	if err := p.log.Reconfigure(o.segmentConfig()); err != nil {
+		return err
+	}
+	p.maxBatch.Store(int64(cmp.Or(o.MaxMessageBytes, segment.DefaultMaxBatchBytes)))
+	return nil
 }
 
 // ID returns the partition's topic and number.

@@ -105,6 +105,9 @@ type Store struct {
 	// them meanwhile).
 	topicOpts map[string]TopicOptions
 	deleting  map[string]bool
+	// setOptsMu serialises SetTopicOptions, taken before mu: the open
+	// partitions end with the options of the call that returned last.
+	setOptsMu sync.Mutex
 
 	closeOnce sync.Once
 	closeErr  error

@@ -300,12 +300,18 @@ func (t TopicOptions) apply(o Options) Options {
 }
 
 // SetTopicOptions sets the overrides of topic's partitions, replacing the
-// ones set before (a zero TopicOptions removes them all). They apply to the
-// partitions of topic opened after it returns; a partition already open
-// keeps the options it was opened with until it is closed and opened
-// again. The overrides live in memory only: whoever keeps them (package
-// catalog) sets them again after each Open of the store, before it opens
-// the topic's partitions.
+// ones set before (a zero TopicOptions removes them all). They apply to
+// the partitions of topic opened after it returns and, at once, to the
+// ones already open (segment.Log.Reconfigure): from its return, the next
+// append of each checks its batch against the new MaxMessageBytes and
+// SegmentBytes and rolls when the active segment is past the new
+// SegmentBytes or SegmentTime, and the next retention pass (after the
+// next roll) deletes what the new retention lets go. A partition being
+// opened meanwhile is waited for and reconfigured too. Concurrent calls
+// for one store are serialised, so the open partitions keep the options
+// of the call that returned last. The overrides live in memory only:
+// whoever keeps them (package catalog) sets them again after each Open of
+// the store, before it opens the topic's partitions.
 //
 // A topic name Kafka would not accept is refused with an error wrapping
 // ErrInvalidName, an override out of its range with an error that says
@@ -317,19 +323,40 @@ func (s *Store) SetTopicOptions(topic string, o TopicOptions) error {
 	if err := o.validate(); err != nil {
 		return fmt.Errorf("logstore: set options of topic %q in store %s: %w", topic, s.dir, err)
 	}
+	s.setOptsMu.Lock()
+	defer s.setOptsMu.Unlock()
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.closed {
+		s.mu.Unlock()
 		return fmt.Errorf("logstore: set options of topic %q in store %s: %w", topic, s.dir, ErrClosed)
 	}
 	if o == (TopicOptions{}) {
 		delete(s.topicOpts, topic)
-		return nil
+	} else {
+		if s.topicOpts == nil {
+			s.topicOpts = make(map[string]TopicOptions)
+		}
+		s.topicOpts[topic] = o
 	}
-	if s.topicOpts == nil {
-		s.topicOpts = make(map[string]TopicOptions)
+	var open []*partEntry
+	for id, e := range s.parts {
+		if id.Topic == topic {
+			open = append(open, e)
+		}
 	}
-	s.topicOpts[topic] = o
+	opts := o.apply(s.opts)
+	s.mu.Unlock()
+	// An entry added after the unlock opens with the new options.
+	var err error
+	for _, e := range open {
+		<-e.ready
+		if e.p != nil {
+			err = errors.Join(err, e.p.reconfigure(opts))
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("logstore: set options of topic %q in store %s: %w", topic, s.dir, err)
+	}
 	return nil
 }
 

@@ -292,3 +292,79 @@ func TestTopicOptionsRefused(t *testing.T) {
 		t.Errorf("SetTopicOptions of a bad name: %v, want ErrInvalidName", err)
 	}
 }
+
+// TestTopicOptionsApplyToOpenPartitions: SetTopicOptions reaches a
+// partition already open: a smaller segment.bytes rolls at the next
+// append, a smaller max.message.bytes refuses the next batch past it,
+// and a retention set afterwards deletes at the next retention pass (the
+// flush of the next roll), not before.
+func TestTopicOptionsApplyToOpenPartitions(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir, logstore.Options{})
+	p := openPartition(t, s, "t", 0)
+	for i := range 5 {
+		if _, err := p.Append(batchOf(strings.Repeat("v", 50), string(rune('a'+i)))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := logFiles(t, filepath.Join(dir, "t-0")); n != 1 {
+		t.Fatalf("t-0 has %d segments before, want 1", n)
+	}
+	small := int64(200)
+	if err := s.SetTopicOptions("t", logstore.TopicOptions{SegmentBytes: &small}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		if _, err := p.Append(batchOf(strings.Repeat("v", 50), string(rune('a'+i)))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := p.Flushed(); err != nil {
+		t.Fatal(err)
+	}
+	if n := logFiles(t, filepath.Join(dir, "t-0")); n < 5 {
+		t.Fatalf("t-0 has %d segments after segment.bytes 200, want about one per batch", n)
+	}
+	if p.StartOffset() != 0 {
+		t.Fatalf("start %d with no retention", p.StartOffset())
+	}
+
+	max := 100
+	if err := s.SetTopicOptions("t", logstore.TopicOptions{SegmentBytes: &small, MaxMessageBytes: &max}); err != nil {
+		t.Fatal(err)
+	}
+	end := p.EndOffset()
+	_, err := p.Append(batchOf(strings.Repeat("x", 200)))
+	var r *logstore.RefusedError
+	if !errors.As(err, &r) || r.Kind != logstore.RefusedTooLarge || r.Expected != 100 {
+		t.Fatalf("a batch over the new max.message.bytes: %v, want RefusedTooLarge against 100", err)
+	}
+	if p.EndOffset() != end {
+		t.Fatalf("end %d after a refused batch, want %d", p.EndOffset(), end)
+	}
+
+	keep := int64(300)
+	if err := s.SetTopicOptions("t", logstore.TopicOptions{SegmentBytes: &small, RetentionBytes: &keep}); err != nil {
+		t.Fatal(err)
+	}
+	if p.StartOffset() != 0 {
+		t.Fatalf("start %d right after setting retention: it applies at the next pass", p.StartOffset())
+	}
+	if _, err := p.Append(batchOf(strings.Repeat("v", 100))); err != nil { // rolls: it does not fit beside another batch
+		t.Fatal(err)
+	}
+	if err := p.Flushed(); err != nil {
+		t.Fatal(err)
+	}
+	if p.StartOffset() == 0 {
+		t.Fatalf("start 0 after a roll with retention.bytes 300, want segments deleted")
+	}
+	// Removing the overrides goes back to the store's options on the
+	// open partition too: the store's limit, 1 MiB, takes the batch.
+	if err := s.SetTopicOptions("t", logstore.TopicOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Append(batchOf(strings.Repeat("x", 200))); err != nil {
+		t.Fatal(err)
+	}
+}

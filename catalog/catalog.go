@@ -111,8 +111,8 @@ type Catalog struct {
 // and brings the store in line with it (see the package doc): it
 // finishes or undoes what a crash interrupted, adopts partition
 // directories the catalog does not know, and sets every topic's configs
-// on the store. The store must have no partition of a catalog topic open
-// yet, or that partition keeps the store's options until it is reopened.
+// on the store (a partition of a catalog topic already open takes them
+// at once, as logstore.Store.SetTopicOptions applies them).
 func Open(store *logstore.Store) (*Catalog, error) {
 	path := filepath.Join(store.Dir(), FileName)
 	db, err := openBolt(path)

@@ -788,7 +788,7 @@ func (l *Log) Segments() []int64 {
 // is removed) and returns the base offsets deleted. It also runs after
 // every roll's flush, when a segment has just become deletable.
 func (l *Log) ApplyRetention() ([]int64, error) {
-	if l.cfg.RetentionBytes <= 0 && l.cfg.RetentionTime <= 0 {
+	if !l.retains() {
 		return nil, nil
 	}
 	l.ckptMu.Lock()
