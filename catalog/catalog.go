@@ -57,7 +57,8 @@ type Topic struct {
 	Name       string
 	ID         TopicID
 	Partitions int32
-	// Configs are the Kafka topic configs it was created with, as given.
+	// Configs are the Kafka topic configs it was created with, or last
+	// given to AlterTopicConfigs, as given.
 	Configs map[string]string
 }
 

@@ -84,6 +84,19 @@
 // and runs 2 and 3 again (the store's own Open has already removed any
 // -delete directory a crash left), so the topic is wholly gone.
 //
+// AlterTopicConfigs (the whole new set of a topic's configs, checked as
+// CreateTopic checks them):
+//
+//  1. commit the entry, "ready", with the new configs;
+//  2. set them on the store (logstore.Store.SetTopicOptions), which
+//     applies them at once to the topic's open partitions;
+//  3. publish the change to the lookups, then answer.
+//
+// A crash before 1 leaves the old configs; after 1 the new ones, which
+// Open sets on the store before any partition of the topic opens. So a
+// change is durable before anyone is told of it, and a partition never
+// runs with configs catalog.db does not hold past the next Open.
+//
 // # Failures: memory agrees with catalog.db
 //
 // A failure that is not a crash (an I/O error making, renaming or
@@ -158,8 +171,10 @@
 // max.message.bytes, with Kafka 4's types, ranges and meanings (see
 // ParseConfigs for how they map onto the store's options). Any other
 // config is refused (ErrUnknownConfig). The configs are kept as given and
-// set on the store (logstore.Store.SetTopicOptions) at CreateTopic and at
-// every Open, before a partition of the topic is opened.
+// set on the store (logstore.Store.SetTopicOptions) at CreateTopic, at
+// AlterTopicConfigs (which replaces the whole set, applied at once to the
+// open partitions) and at every Open, before a partition of the topic is
+// opened.
 //
 // Topic names follow Kafka: the store's name rules, and a name that equals
 // another once '.' is taken as '_' collides with it (ErrInvalidTopic, as
