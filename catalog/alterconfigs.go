@@ -7,9 +7,8 @@ import (
 
 // AlterTopicConfigs makes configs the whole set of topic name's configs
 // (a config not in it is removed: the store's value applies again), as
-// Kafka's AlterConfigs replaces a topic's dynamic configs; package
-// kafkaserver turns IncrementalAlterConfigs' operations into the full set
-// before it calls this. It returns the topic as it is after the change.
+// Kafka's AlterConfigs replaces a topic's dynamic configs
+// (UpdateTopicConfigs computes the set from the one held). It returns the topic as it is after the change.
 //
 // The configs are checked as CreateTopic checks them (ParseConfigs: a
 // *ConfigError matching ErrUnknownConfig or ErrInvalidConfig), before the
@@ -30,12 +29,20 @@ import (
 // is returned: they apply from the next Open. A set equal to the one held
 // writes nothing.
 func (c *Catalog) AlterTopicConfigs(name string, configs map[string]string, validateOnly bool) (Topic, error) {
+	return c.UpdateTopicConfigs(name, func(map[string]string) (map[string]string, error) { return configs, nil }, validateOnly)
+}
+
+// UpdateTopicConfigs is AlterTopicConfigs with the new set computed from
+// the one held, under the catalog's lock, so that two changes of one
+// topic (IncrementalAlterConfigs' operations) never lose each other's.
+// update gets a copy of the topic's configs (nil for a topic the catalog
+// does not hold: it is called then too, so the new set is checked before
+// the topic is found missing, as Kafka orders the two) and returns the
+// whole new set, or an error that is returned wrapped, with nothing
+// changed. update must not call the catalog.
+func (c *Catalog) UpdateTopicConfigs(name string, update func(current map[string]string) (map[string]string, error), validateOnly bool) (Topic, error) {
 	fail := func(err error) (Topic, error) {
 		return Topic{}, fmt.Errorf("catalog: alter configs of topic %q: %w", name, err)
-	}
-	opts, err := ParseConfigs(configs)
-	if err != nil {
-		return fail(err)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -43,6 +50,14 @@ func (c *Catalog) AlterTopicConfigs(name string, configs map[string]string, vali
 		return fail(ErrClosed)
 	}
 	t, ok := c.topics[name]
+	configs, err := update(maps.Clone(t.Configs))
+	if err != nil {
+		return fail(err)
+	}
+	opts, err := ParseConfigs(configs)
+	if err != nil {
+		return fail(err)
+	}
 	if !ok {
 		return fail(ErrUnknownTopic)
 	}

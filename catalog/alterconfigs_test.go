@@ -123,3 +123,36 @@ func TestAlterTopicConfigsRefused(t *testing.T) {
 		t.Fatal("an alter of an unknown topic made it")
 	}
 }
+
+// TestUpdateTopicConfigs: the update sees the configs held, its error
+// changes nothing, and for an unknown topic the new set is checked
+// before the topic is found missing.
+func TestUpdateTopicConfigs(t *testing.T) {
+	e := open(t, t.TempDir())
+	e.create("t", 1, map[string]string{"retention.bytes": "1000"})
+	add := func(cur map[string]string) (map[string]string, error) {
+		if cur == nil {
+			cur = map[string]string{}
+		}
+		cur["segment.ms"] = "60000"
+		return cur, nil
+	}
+	tp, err := e.c.UpdateTopicConfigs("t", add, false)
+	if want := map[string]string{"retention.bytes": "1000", "segment.ms": "60000"}; err != nil || !maps.Equal(tp.Configs, want) {
+		t.Fatalf("%v, %v, want %v", tp.Configs, err, want)
+	}
+	boom := errors.New("boom")
+	if _, err := e.c.UpdateTopicConfigs("t", func(map[string]string) (map[string]string, error) { return nil, boom }, false); !errors.Is(err, boom) {
+		t.Fatalf("update's error: %v", err)
+	}
+	if tp, _ := e.c.Topic("t"); len(tp.Configs) != 2 {
+		t.Fatalf("after a failed update: %v", tp.Configs)
+	}
+	bad := func(map[string]string) (map[string]string, error) { return map[string]string{"segment.ms": "0"}, nil }
+	if _, err := e.c.UpdateTopicConfigs("nope", bad, false); !errors.Is(err, catalog.ErrInvalidConfig) {
+		t.Fatalf("a bad set for an unknown topic: %v, want ErrInvalidConfig first", err)
+	}
+	if _, err := e.c.UpdateTopicConfigs("nope", add, false); !errors.Is(err, catalog.ErrUnknownTopic) {
+		t.Fatalf("unknown topic: %v", err)
+	}
+}
