@@ -5,9 +5,11 @@ package kafkaserver
 // LogConfig and KafkaConfig), the broker config a topic config falls
 // back to (Kafka's ServerTopicConfigSynonyms), a short doc of our own,
 // and where the server's value comes from. AlterConfigs and
-// IncrementalAlterConfigs are meant to reuse it: a topic config with
-// perTopic set is one the catalog takes (catalog.SupportedConfigs), the
-// others are read-only.
+// IncrementalAlterConfigs (alterconfigs.go) use it too: a topic config
+// with perTopic set is one the catalog takes (catalog.SupportedConfigs)
+// and the alter calls change (not read-only); the others are read-only
+// and refused with INVALID_CONFIG, and so is a name not in the table;
+// typ LIST is what APPEND and SUBTRACT take.
 
 import (
 	"cmp"
@@ -43,8 +45,9 @@ type topicConfig struct {
 	// that is set.
 	hoursSynonym string
 	doc          string
-	// perTopic: the catalog takes it per topic (CreateTopics), so it is
-	// not read-only. The others are fixed for every topic.
+	// perTopic: the catalog takes it per topic (CreateTopics,
+	// AlterConfigs, IncrementalAlterConfigs), so it is not read-only.
+	// The others are fixed for every topic.
 	perTopic bool
 	// store is the store-wide value the server applies (the broker's),
 	// from the store's Options; nil is kafkaDefault, which the server

@@ -1,7 +1,8 @@
 package kafkaserver
 
-// DescribeConfigs (key 32), versions 0-4 advertised. Read-only: there is
-// no AlterConfigs yet; the config table is configs.go.
+// DescribeConfigs (key 32), versions 0-4 advertised. The config table is
+// configs.go; AlterConfigs and IncrementalAlterConfigs change a topic's
+// own values (alterconfigs.go).
 //
 //   - v0: IsDefault per config (source DEFAULT_CONFIG), no sources.
 //   - v1 (KIP-226): IncludeSynonyms, the source of each config and its
@@ -27,8 +28,8 @@ package kafkaserver
 //   - topic (2): every config of configs.go's table; the five the
 //     catalog takes per topic (segment.bytes, segment.ms,
 //     max.message.bytes, retention.bytes, retention.ms) are not
-//     read-only (issue 23's AlterConfigs will change them), the rest
-//     are. A name Kafka would refuse: INVALID_TOPIC_EXCEPTION (17); an
+//     read-only (AlterConfigs and IncrementalAlterConfigs change them),
+//     the rest are. A name Kafka would refuse: INVALID_TOPIC_EXCEPTION (17); an
 //     unknown topic: UNKNOWN_TOPIC_OR_PARTITION (3).
 //   - broker (4): "" is the cluster-wide dynamic defaults, which
 //     logstore has none of: no configs, no error (as Kafka without

@@ -56,6 +56,8 @@ func init() {
 		{key: 19, name: "CreateTopics", min: 0, max: 7, handle: handleCreateTopics},
 		{key: 20, name: "DeleteTopics", min: 0, max: 6, handle: handleDeleteTopics},
 		{key: 32, name: "DescribeConfigs", min: 0, max: 4, handle: handleDescribeConfigs},
+		{key: 33, name: "AlterConfigs", min: 0, max: 2, handle: handleAlterConfigs},
+		{key: 44, name: "IncrementalAlterConfigs", min: 0, max: 1, handle: handleIncrementalAlterConfigs},
 		{key: 22, name: "InitProducerId", min: 0, max: 4, handle: handleInitProducerID},
 		// The group coordinator (groups.go).
 		{key: 8, name: "OffsetCommit", min: 2, max: 8, handle: handleOffsetCommit},

@@ -103,9 +103,12 @@
 //	25   AddOffsetsToTxn  0-3       the group's __consumer_offsets partition joins the transaction
 //	26   EndTxn           0-4       v5 (KIP-890's epoch bump) not advertised
 //	28   TxnOffsetCommit  0-3       offsets pending until the transaction's marker (groupcoord)
-//	32   DescribeConfigs  0-4       read-only; topic and broker "0" configs (configs.go's table),
+//	32   DescribeConfigs  0-4       topic and broker "0" configs (configs.go's table),
 //	                                synonyms v1+, docs and types v3+; unknown topic 3, other
 //	                                resource types and broker ids 42
+//	33   AlterConfigs     0-2       a topic's whole set replaced, durable, live on its partitions;
+//	                                configs logstore does not apply 40; broker changes 42
+//	44   IncrementalAlterConfigs 0-1 SET, DELETE, APPEND/SUBTRACT (LIST configs only, else 40)
 //	35   DescribeLogDirs  0-4       one dir, the store's (absolute); sizes of the .log files; unknown
 //	                                topics and partitions left out; v4: statfs total and usable bytes
 //	42   DeleteGroups     0-2       only Empty groups (68 NON_EMPTY_GROUP; unknown: 69)

@@ -27,6 +27,7 @@ type topicCatalog interface {
 	Topic(name string) (topic, bool)
 	CreateTopic(name string, partitions int32, configs map[string]string, validateOnly bool) (topic, error)
 	DeleteTopic(name string) (topic, error)
+	UpdateTopicConfigs(name string, update func(current map[string]string) (map[string]string, error), validateOnly bool) (topic, error)
 	NewProducerID() (int64, error)
 	Close() error
 }
@@ -90,6 +91,11 @@ func (a storeCatalog) CreateTopic(name string, partitions int32, configs map[str
 
 func (a storeCatalog) DeleteTopic(name string) (topic, error) {
 	t, err := a.c.DeleteTopic(name)
+	return fromCatalog(t), err
+}
+
+func (a storeCatalog) UpdateTopicConfigs(name string, update func(map[string]string) (map[string]string, error), validateOnly bool) (topic, error) {
+	t, err := a.c.UpdateTopicConfigs(name, update, validateOnly)
 	return fromCatalog(t), err
 }
 

@@ -161,6 +161,30 @@ func TestEveryAdvertisedVersion(t *testing.T) {
 					}
 					req = r
 					code = func(resp kmsg.Response) int16 { return describeConfigsSweepCode(t, v, resp) }
+				case 33:
+					// The whole set of t's configs, replaced by one
+					// that changes nothing the sweep depends on.
+					r := kmsg.NewPtrAlterConfigsRequest()
+					rr := kmsg.NewAlterConfigsRequestResource()
+					rr.ResourceType, rr.ResourceName = kmsg.ConfigResourceTypeTopic, "t"
+					cfg := kmsg.NewAlterConfigsRequestResourceConfig()
+					cfg.Name, cfg.Value = "retention.ms", kmsg.StringPtr("-1")
+					rr.Configs = append(rr.Configs, cfg)
+					r.Resources = append(r.Resources, rr)
+					req = r
+					code = func(resp kmsg.Response) int16 { return resp.(*kmsg.AlterConfigsResponse).Resources[0].ErrorCode }
+				case 44:
+					r := kmsg.NewPtrIncrementalAlterConfigsRequest()
+					rr := kmsg.NewIncrementalAlterConfigsRequestResource()
+					rr.ResourceType, rr.ResourceName = kmsg.ConfigResourceTypeTopic, "t"
+					cfg := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+					cfg.Name, cfg.Op, cfg.Value = "segment.ms", kmsg.IncrementalAlterConfigOpSet, kmsg.StringPtr("604800000")
+					rr.Configs = append(rr.Configs, cfg)
+					r.Resources = append(r.Resources, rr)
+					req = r
+					code = func(resp kmsg.Response) int16 {
+						return resp.(*kmsg.IncrementalAlterConfigsResponse).Resources[0].ErrorCode
+					}
 				case 60:
 					r := kmsg.NewPtrDescribeClusterRequest()
 					r.IncludeClusterAuthorizedOperations = true
