@@ -202,6 +202,7 @@ func (s *Server) alterTopicConfigs(name string, ops []configOp, incremental, val
 	switch {
 	case err == nil:
 		if !validateOnly {
+			s.cfg.Metrics.ConfigChanged("topic")
 			s.log.Info("kafka topic configs altered", "topic", name, "configs", fmt.Sprint(t.Configs))
 		}
 		return errNone, ""

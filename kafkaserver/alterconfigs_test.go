@@ -19,6 +19,7 @@ import (
 
 	"github.com/logstore/logstore"
 	"github.com/logstore/logstore/internal/kafkaclients"
+	"github.com/logstore/logstore/metrics"
 )
 
 // serveDir serves the store in dir until stop, which shuts the server
@@ -199,7 +200,8 @@ func TestAlterConfigsKadm(t *testing.T) {
 // changed by any of them (nor by validate_only); a good resource beside
 // a bad one in the same request is answered, and applied, on its own.
 func TestAlterConfigsRefused(t *testing.T) {
-	ts := startServer(t, logstore.Options{}, Config{})
+	m := metrics.New(nil)
+	ts := startServer(t, logstore.Options{}, Config{Metrics: m})
 	if _, err := ts.srv.cat.CreateTopic("t", 1, map[string]string{"retention.bytes": "1000"}, false); err != nil {
 		t.Fatal(err)
 	}
@@ -304,6 +306,9 @@ func TestAlterConfigsRefused(t *testing.T) {
 	}
 	if got, _ := ts.srv.cat.Topic("u"); got.Configs["segment.ms"] != "60000" {
 		t.Fatalf("u's configs: %v", got.Configs)
+	}
+	if n := m.ConfigChanges("topic"); n != 1 {
+		t.Fatalf("logstore_config_changes_total{resource=topic} %v, want 1 (u alone)", n)
 	}
 	if got, _ := ts.srv.cat.Topic("t"); len(got.Configs) != 1 {
 		t.Fatalf("t's configs: %v", got.Configs)

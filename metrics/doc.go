@@ -109,6 +109,11 @@
 //	logstore_group_lag{group,topic,partition}    gauge      high watermark minus the committed offset, for the
 //	                                                        partitions open (one series per committed offset)
 //
+// Configs:
+//
+//	logstore_config_changes_total{resource}      counter    resources (topic, broker) whose configs AlterConfigs or
+//	                                                        IncrementalAlterConfigs set durably
+//
 // Nothing here is per-request per-partition: the partition label is only
 // on the scrape-time gauges, so a busy server does not grow series with
 // its traffic.

@@ -35,9 +35,10 @@ type Metrics struct {
 	sent     prometheus.Counter
 	conns    prometheus.Gauge
 
-	store  storeMetrics
-	groups groupMetrics
-	txn    txnMetrics
+	store   storeMetrics
+	groups  groupMetrics
+	txn     txnMetrics
+	configs configMetrics
 	// watched is the store the scrape-time collector reads, nil until
 	// WatchStore.
 	watched atomic.Pointer[logstore.Store]
@@ -123,6 +124,7 @@ func New(reg prometheus.Registerer) *Metrics {
 	m.store.register(reg)
 	m.groups.register(reg, m)
 	m.txn.register(reg)
+	m.configs.register(reg)
 	return m
 }
 
