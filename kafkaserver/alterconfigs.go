@@ -27,10 +27,13 @@ package kafkaserver
 //     logstore knows is INVALID_CONFIG (40), "Unknown topic config name:
 //     <name>"; a config Kafka has but logstore does not apply (configs.go's
 //     read-only ones: cleanup.policy, min.insync.replicas, compression.type
-//     and the rest) is INVALID_CONFIG saying it is not supported, whatever
-//     the value, even the one logstore behaves as, so that CreateTopics and
-//     the alter calls take the same set (catalog.SupportedConfigs); a value
-//     out of Kafka's range (catalog.ParseConfigs) is INVALID_CONFIG. Then an
+//     and the rest) is INVALID_CONFIG saying it is not supported, unless
+//     its value is the one DescribeConfigs reports (what logstore behaves
+//     as: cleanup.policy=delete, min.insync.replicas=1, ...), which is
+//     accepted and not kept, so that a client writing back the whole set
+//     it described succeeds, and one asking for compaction is refused; a
+//     value out of Kafka's range (catalog.ParseConfigs) is INVALID_CONFIG.
+//     Then an
 //     unknown topic: UNKNOWN_TOPIC_OR_PARTITION (3). The change is durable
 //     in catalog.db before the answer and applies at once to the topic's
 //     open partitions (catalog.Catalog.UpdateTopicConfigs); DescribeConfigs
@@ -179,6 +182,7 @@ func (s *Server) alterTopicConfigs(name string, ops []configOp, incremental, val
 			return kerr.InvalidRequest.Code, "Unknown operation type " + strconv.Itoa(int(o.op))
 		}
 	}
+	opts := s.store.Options()
 	update := func(current map[string]string) (map[string]string, error) {
 		next := current
 		if !incremental || next == nil {
@@ -194,7 +198,7 @@ func (s *Server) alterTopicConfigs(name string, ops []configOp, incremental, val
 				next[o.name] = alterList(next, o)
 			}
 		}
-		return next, checkTopicConfigs(next)
+		return next, checkTopicConfigs(next, opts)
 	}
 	t, err := s.cat.UpdateTopicConfigs(name, update, validateOnly)
 	var refused *configRefusal
@@ -221,9 +225,12 @@ func (s *Server) alterTopicConfigs(name string, ops []configOp, incremental, val
 }
 
 // checkTopicConfigs refuses, first by name, a config of the new set that
-// Kafka does not know or that logstore does not apply; the catalog then
-// checks the values.
-func checkTopicConfigs(configs map[string]string) error {
+// Kafka does not know, or one logstore does not apply set to a value
+// other than the one DescribeConfigs reports for it (what logstore
+// behaves as); one set to that value is taken out of the set, accepted
+// and not kept (DescribeConfigs goes on showing it as the default). The
+// catalog then checks the values of the others.
+func checkTopicConfigs(configs map[string]string, opts logstore.Options) error {
 	names := make([]string, 0, len(configs))
 	for n := range configs {
 		names = append(names, n)
@@ -234,11 +241,51 @@ func checkTopicConfigs(configs map[string]string) error {
 		switch {
 		case c == nil:
 			return &configRefusal{kerr.InvalidConfig.Code, "Unknown topic config name: " + n}
-		case !c.perTopic:
-			return &configRefusal{kerr.InvalidConfig.Code, "Topic config " + n + " is not supported by logstore: it is read-only, fixed at " + strconv.Quote(c.kafkaDefault) + " (" + c.doc + ")"}
+		case c.perTopic:
+			continue
 		}
+		fixed := c.kafkaDefault
+		if c.store != nil {
+			fixed = c.store(opts)
+		}
+		if !sameValue(c.typ, configs[n], fixed) {
+			return &configRefusal{kerr.InvalidConfig.Code, "Topic config " + n + "=" + configs[n] + " is not supported by logstore: the config is read-only, fixed at " + fixed + " (" + c.doc + ")"}
+		}
+		delete(configs, n)
 	}
 	return nil
+}
+
+// sameValue says whether a and b are one value of a config of type typ,
+// as Kafka would parse them: numbers and booleans by value, a LIST's items
+// trimmed, anything else trimmed.
+func sameValue(typ kmsg.ConfigType, a, b string) bool {
+	a, b = strings.TrimSpace(a), strings.TrimSpace(b)
+	switch typ {
+	case kmsg.ConfigTypeInt, kmsg.ConfigTypeLong, kmsg.ConfigTypeShort:
+		x, err1 := strconv.ParseInt(a, 10, 64)
+		y, err2 := strconv.ParseInt(b, 10, 64)
+		return err1 == nil && err2 == nil && x == y
+	case kmsg.ConfigTypeDouble:
+		x, err1 := strconv.ParseFloat(a, 64)
+		y, err2 := strconv.ParseFloat(b, 64)
+		return err1 == nil && err2 == nil && x == y
+	case kmsg.ConfigTypeBoolean:
+		return strings.EqualFold(a, b) && (strings.EqualFold(a, "true") || strings.EqualFold(a, "false"))
+	case kmsg.ConfigTypeList:
+		split := func(v string) []string {
+			var out []string
+			for _, it := range strings.Split(v, ",") {
+				if it = strings.TrimSpace(it); it != "" && !slices.Contains(out, it) {
+					out = append(out, it)
+				}
+			}
+			slices.Sort(out)
+			return out
+		}
+		return slices.Equal(split(a), split(b))
+	}
+	return a == b
 }
 
 // alterList is APPEND or SUBTRACT of o on a LIST config of configs: its

@@ -351,6 +351,23 @@ func TestAlterConfigsRefused(t *testing.T) {
 	if got, _ := ts.srv.cat.Topic("t"); len(got.Configs) != 1 || got.Configs["retention.bytes"] != "1000" {
 		t.Fatalf("t's configs after the legacy refusals: %v", got.Configs)
 	}
+	// A config logstore does not apply, at the value it behaves as: taken
+	// and not kept (a client writing back what it described).
+	if got := legacy(kmsg.ConfigResourceTypeTopic, "u", "cleanup.policy", " delete", "min.insync.replicas", "1", "compression.type", "producer",
+		"unclean.leader.election.enable", "FALSE", "retention.ms", "5000"); got.ErrorCode != 0 {
+		t.Fatalf("the read-only configs at their values: %d %v", got.ErrorCode, str2(got.ErrorMessage))
+	}
+	if got, _ := ts.srv.cat.Topic("u"); len(got.Configs) != 1 || got.Configs["retention.ms"] != "5000" {
+		t.Fatalf("u's configs: %v, want retention.ms=5000 alone", got.Configs)
+	}
+	out = incremental(false, res{kmsg.ConfigResourceTypeTopic, "u", []op{{"cleanup.policy", kmsg.IncrementalAlterConfigOpAppend, str("delete")}}})
+	if out[0].ErrorCode != 0 {
+		t.Fatalf("APPEND delete to cleanup.policy (delete already): %d %v", out[0].ErrorCode, str2(out[0].ErrorMessage))
+	}
+	out = incremental(false, res{kmsg.ConfigResourceTypeTopic, "u", []op{{"cleanup.policy", kmsg.IncrementalAlterConfigOpSubtract, str("delete")}}})
+	if out[0].ErrorCode != invalidConfig {
+		t.Fatalf("SUBTRACT delete from cleanup.policy: %d %v, want 40", out[0].ErrorCode, str2(out[0].ErrorMessage))
+	}
 }
 
 func str2(s *string) string {
