@@ -101,13 +101,22 @@ func openPartition(s *Store, id PartitionID, pdir string) (*Partition, error) {
 }
 
 // reconfigure applies o's segment, size and retention options to the
-// open partition (Store.SetTopicOptions): the log's from its next append
-// and retention pass, the batch limit from the next append's check.
+// open partition (Store.SetTopicOptions): the batch limit from the next
+// append's check, the log's segment size and age from its next append,
+// and its retention at once, by a retention pass here, so that a quiet
+// partition does not keep until its next roll what the new retention
+// lets go. A failed pass poisons the log, which says so from then on, as
+// after a roll's; it is not reconfigure's error.
 func (p *Partition) reconfigure(o Options) error {
 	if err := p.log.Reconfigure(o.segmentConfig()); err != nil {
 		return err
 	}
 	p.maxBatch.Store(int64(cmp.Or(o.MaxMessageBytes, segment.DefaultMaxBatchBytes)))
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if !p.closed {
+		_, _ = p.log.ApplyRetention()
+	}
 	return nil
 }
 

@@ -305,8 +305,9 @@ func (t TopicOptions) apply(o Options) Options {
 // ones already open (segment.Log.Reconfigure): from its return, the next
 // append of each checks its batch against the new MaxMessageBytes and
 // SegmentBytes and rolls when the active segment is past the new
-// SegmentBytes or SegmentTime, and the next retention pass (after the
-// next roll) deletes what the new retention lets go. A partition being
+// SegmentBytes or SegmentTime, and a retention pass run before it returns
+// deletes what the new retention lets go (later ones follow each roll,
+// as always). A partition being
 // opened meanwhile is waited for and reconfigured too. Concurrent calls
 // for one store are serialised, so the open partitions keep the options
 // of the call that returned last. The overrides live in memory only:

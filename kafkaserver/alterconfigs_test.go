@@ -179,6 +179,28 @@ func TestAlterConfigsKadm(t *testing.T) {
 		t.Fatalf("%d segments after 1.6 MB with segment.bytes 1 MiB, want a roll", n)
 	}
 
+	// retention.bytes 0: every sealed segment goes, before the answer
+	// (once the rolls' flushes are done, as retention takes only flushed
+	// segments).
+	part, err := ts.store.Partition("a", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := part.Flushed(); err != nil {
+		t.Fatal(err)
+	}
+	startOf := func() int64 {
+		return c.do(listOffsetsReq("a", 0, -2)).(*kmsg.ListOffsetsResponse).Topics[0].Partitions[0].Offset
+	}
+	if got := startOf(); got != 0 {
+		t.Fatalf("log start %d before retention", got)
+	}
+	rs, err = adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{set("retention.bytes", "0")}, "a")
+	alterOK(t, rs, err)
+	if got := startOf(); got == 0 {
+		t.Fatalf("log start 0 after retention.bytes 0 on %d segments", logSegments(t, pdir))
+	}
+
 	rs, err = adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{set("retention.bytes", "50000000")}, "a")
 	alterOK(t, rs, err)
 	stop()
