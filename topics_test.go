@@ -372,3 +372,49 @@ func TestTopicOptionsApplyToOpenPartitions(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestTopicOptionsWhileAppending: SetTopicOptions beside appends (for the
+// race detector): each append is accepted or refused as too large, never
+// anything else, and the log holds exactly the accepted ones.
+func TestTopicOptionsWhileAppending(t *testing.T) {
+	s := openStore(t, t.TempDir(), logstore.Options{})
+	p := openPartition(t, s, "t", 0)
+	done := make(chan struct{})
+	setErr := make(chan error, 1)
+	go func() {
+		small, big := int64(300), int64(1<<20)
+		tiny, keep := 100, int64(2000)
+		opts := []logstore.TopicOptions{{SegmentBytes: &small}, {MaxMessageBytes: &tiny}, {SegmentBytes: &big, RetentionBytes: &keep}, {}}
+		for i := 0; ; i++ {
+			select {
+			case <-done:
+				setErr <- nil
+				return
+			default:
+			}
+			if err := s.SetTopicOptions("t", opts[i%len(opts)]); err != nil {
+				setErr <- err
+				return
+			}
+		}
+	}()
+	accepted := 0
+	for i := range 300 {
+		_, err := p.Append(batchOf(strings.Repeat("v", 150), string(rune('a'+i%26))))
+		var r *logstore.RefusedError
+		switch {
+		case err == nil:
+			accepted++
+		case errors.As(err, &r) && r.Kind == logstore.RefusedTooLarge:
+		default:
+			t.Fatalf("append %d: %v", i, err)
+		}
+	}
+	close(done)
+	if err := <-setErr; err != nil {
+		t.Fatal(err)
+	}
+	if got := p.EndOffset(); got != 2*int64(accepted) {
+		t.Fatalf("end offset %d, %d batches of 2 records accepted", got, accepted)
+	}
+}

@@ -127,8 +127,10 @@
 //     it.
 //   - mu (read-write): the segment list, the poison error, closed, the
 //     newest flush, and the active segment's state (size, next offset,
-//     timestamps, index entries): Append and a roll hold it for writing,
-//     Read, OffsetForTime, EndOffset and the like for reading. Under it
+//     timestamps, index entries), and the settings Reconfigure changes
+//     (segment size and age, batch limit, retention): Append, a roll and
+//     Reconfigure hold it for writing, Read, OffsetForTime, EndOffset and
+//     the like for reading. Under it
 //     nothing waits for the disk but an append's writes (the batch, a
 //     block of index entries), a roll's wait for the previous roll's
 //     flush up to its directory sync, and Close's last sync and
