@@ -155,3 +155,27 @@ func TestReconfigureConcurrent(t *testing.T) {
 		t.Fatalf("%d batches read, want %d", got, l.EndOffset()-l.StartOffset())
 	}
 }
+
+// TestReconfigureSegmentMaxAge: a shorter segment.ms set on an open log
+// rolls at the next append whose batch is past it, by the batches'
+// timestamps.
+func TestReconfigureSegmentMaxAge(t *testing.T) {
+	l, _ := open(t, t.TempDir(), segment.Config{})
+	defer l.Close()
+	const ts = 1700000000000
+	if _, err := l.Append(batch(t, 1, 10, ts)); err != nil {
+		t.Fatal(err)
+	}
+	hour := int64(time.Hour / time.Millisecond)
+	info, err := l.Append(batch(t, 1, 10, ts+2*hour))
+	if err != nil || info.Rolled {
+		t.Fatalf("two hours later with the default 7 days: %+v, %v", info, err)
+	}
+	if err := l.Reconfigure(segment.Config{SegmentMaxAge: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	info, err = l.Append(batch(t, 1, 10, ts+3*hour))
+	if err != nil || !info.Rolled {
+		t.Fatalf("three hours after the first batch with segment.ms 1 hour: %+v, %v, want a roll", info, err)
+	}
+}
