@@ -24,8 +24,9 @@ import (
 //
 // A growth that failed part way in this process (an I/O error after its
 // first commit) is finished by the next CreatePartitions of the topic
-// before it looks at its request, and by the next Open (see the package
-// doc, "Crash safety").
+// that is not validate-only, before it judges its own request, and by the
+// next Open (see the package doc, "Crash safety"). Until then the topic
+// shows its old count, and a validate-only call judges against that.
 func (c *Catalog) CreatePartitions(name string, total int32, validateOnly bool) (Topic, error) {
 	fail := func(err error) (Topic, error) {
 		return Topic{}, fmt.Errorf("catalog: create partitions of topic %q: %w", name, err)
