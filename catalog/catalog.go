@@ -88,8 +88,8 @@ type Catalog struct {
 
 	clusterID string
 
-	// mu guards topics and unfinished and serializes CreateTopic and
-	// DeleteTopic.
+	// mu guards topics, unfinished and growing and serializes
+	// CreateTopic, DeleteTopic and CreatePartitions.
 	mu     sync.Mutex
 	topics map[string]Topic
 	// shown is what Topic, Topics and SharedTopic read, without mu: a
