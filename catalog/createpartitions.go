@@ -51,9 +51,9 @@ func (c *Catalog) CreatePartitions(name string, total int32, validateOnly bool) 
 	}
 	switch {
 	case total == t.Partitions:
-		return fail(fmt.Errorf("%w: Topic already has %d partition(s).", ErrInvalidPartitions, t.Partitions))
+		return fail(fmt.Errorf("%w: Topic already has %d partition(s)", ErrInvalidPartitions, t.Partitions))
 	case total < t.Partitions:
-		return fail(fmt.Errorf("%w: The topic %s currently has %d partition(s); %d would not be an increase.", ErrInvalidPartitions, name, t.Partitions, total))
+		return fail(fmt.Errorf("%w: The topic %s currently has %d partition(s); %d would not be an increase", ErrInvalidPartitions, name, t.Partitions, total))
 	case total > MaxPartitions:
 		return fail(fmt.Errorf("%w: %d, a topic may have at most %d", ErrInvalidPartitions, total, MaxPartitions))
 	}

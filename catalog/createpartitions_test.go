@@ -112,8 +112,8 @@ func TestCreatePartitionsRefusals(t *testing.T) {
 		err   error
 		msg   string
 	}{
-		{"g", 3, catalog.ErrInvalidPartitions, "Topic already has 3 partition(s)."},
-		{"g", 2, catalog.ErrInvalidPartitions, "The topic g currently has 3 partition(s); 2 would not be an increase."},
+		{"g", 3, catalog.ErrInvalidPartitions, "Topic already has 3 partition(s)"},
+		{"g", 2, catalog.ErrInvalidPartitions, "The topic g currently has 3 partition(s); 2 would not be an increase"},
 		{"g", 0, catalog.ErrInvalidPartitions, "0 would not be an increase"},
 		{"g", -1, catalog.ErrInvalidPartitions, "-1 would not be an increase"},
 		{"g", -2147483648, catalog.ErrInvalidPartitions, "would not be an increase"},

@@ -131,9 +131,9 @@ func TestCreatePartitionsRefusals(t *testing.T) {
 		code        int16
 		msg         string
 	}{
-		{"equal", 3, nil, []string{"t"}, kerr.InvalidPartitions.Code, "Topic already has 3 partition(s)."},
-		{"lower", 2, nil, []string{"t"}, kerr.InvalidPartitions.Code, "The topic t currently has 3 partition(s); 2 would not be an increase."},
-		{"negative", -1, nil, []string{"t"}, kerr.InvalidPartitions.Code, "-1 would not be an increase."},
+		{"equal", 3, nil, []string{"t"}, kerr.InvalidPartitions.Code, "Topic already has 3 partition(s)"},
+		{"lower", 2, nil, []string{"t"}, kerr.InvalidPartitions.Code, "The topic t currently has 3 partition(s); 2 would not be an increase"},
+		{"negative", -1, nil, []string{"t"}, kerr.InvalidPartitions.Code, "-1 would not be an increase"},
 		{"absurd", 2147483647, nil, []string{"t"}, kerr.InvalidPartitions.Code, "at most 10000"},
 		{"above the bound", 10001, nil, []string{"t"}, kerr.InvalidPartitions.Code, "at most 10000"},
 		{"unknown topic", 5, nil, []string{"nope"}, kerr.UnknownTopicOrPartition.Code, "unknown topic"},
