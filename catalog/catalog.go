@@ -68,6 +68,9 @@ type topicRecord struct {
 	Partitions int32             `json:"partitions"`
 	Configs    map[string]string `json:"configs,omitempty"`
 	State      string            `json:"state"`
+	// Growing is the count a CreatePartitions grows a "ready" topic to,
+	// above Partitions, until the growth's last commit (0: none).
+	Growing int32 `json:"growing,omitempty"`
 }
 
 // unfinishedTopic is a topic whose creation (state stateCreating) or
@@ -86,8 +89,8 @@ type Catalog struct {
 
 	clusterID string
 
-	// mu guards topics and unfinished and serializes CreateTopic and
-	// DeleteTopic.
+	// mu guards topics, unfinished and growing and serializes
+	// CreateTopic, DeleteTopic, CreatePartitions and UpdateTopicConfigs.
 	mu     sync.Mutex
 	topics map[string]Topic
 	// shown is what Topic, Topics and SharedTopic read, without mu: a
@@ -99,7 +102,11 @@ type Catalog struct {
 	// part way (an I/O error): catalog.db says "creating" or
 	// "deleting", some directories may be left. They are not in topics.
 	unfinished map[string]unfinishedTopic
-	closed     bool
+	// growing holds the topics whose growth (CreatePartitions)
+	// is committed in catalog.db but not finished: name -> the count it
+	// grows to. putTopic writes it into the entry.
+	growing map[string]int32
+	closed  bool
 
 	// pidMu guards the producer id allocator: nextPID is the next id to
 	// hand out, reserved the first id not reserved in catalog.db.
@@ -120,7 +127,7 @@ func Open(store *logstore.Store) (*Catalog, error) {
 	if err != nil {
 		return nil, fmt.Errorf("catalog: open %s: %w", path, err)
 	}
-	c := &Catalog{store: store, db: db, path: path, topics: map[string]Topic{}, unfinished: map[string]unfinishedTopic{}}
+	c := &Catalog{store: store, db: db, path: path, topics: map[string]Topic{}, unfinished: map[string]unfinishedTopic{}, growing: map[string]int32{}}
 	if err := c.load(); err != nil {
 		return nil, errors.Join(fmt.Errorf("catalog: open %s: %w", path, err), db.Close())
 	}
@@ -213,6 +220,12 @@ func (c *Catalog) load() error {
 			switch r.State {
 			case stateReady:
 				c.topics[name] = Topic{Name: name, ID: id, Partitions: r.Partitions, Configs: r.Configs}
+				if r.Growing != 0 {
+					if r.Growing <= r.Partitions || r.Growing > MaxPartitions {
+						return fmt.Errorf("%w: topic %q: %d partitions growing to %d", ErrDamaged, k, r.Partitions, r.Growing)
+					}
+					c.growing[name] = r.Growing
+				}
 			case stateCreating, stateDeleting:
 				// reconcile finishes these.
 				c.topics[name] = Topic{Name: name, ID: id, Partitions: -1}
@@ -249,6 +262,9 @@ func (c *Catalog) reconcile() error {
 		if err := c.store.SetTopicOptions(name, o); err != nil {
 			return err
 		}
+	}
+	if err := c.finishGrowths(); err != nil {
+		return err
 	}
 	ids, err := c.store.Partitions()
 	if err != nil {
@@ -401,10 +417,11 @@ func (c *Catalog) newTopicID() (TopicID, error) {
 	}
 }
 
-// putTopic commits t in state; reserve >= 0 also moves the producer id
+// putTopic commits t in state, with the count it grows to if a growth
+// is pending (c.growing); reserve >= 0 also moves the producer id
 // reservation past it, in the same transaction.
 func (c *Catalog) putTopic(t Topic, state string, reserve int64) error {
-	v, err := json.Marshal(topicRecord{ID: t.ID.String(), Partitions: t.Partitions, Configs: t.Configs, State: state})
+	v, err := json.Marshal(topicRecord{ID: t.ID.String(), Partitions: t.Partitions, Configs: t.Configs, State: state, Growing: c.growing[t.Name]})
 	if err != nil {
 		return err
 	}
@@ -658,6 +675,7 @@ func (c *Catalog) removeUnfinished(name string) error {
 		return err
 	}
 	delete(c.unfinished, name)
+	delete(c.growing, name)
 	return nil
 }
 

@@ -41,8 +41,9 @@ const (
 // TestCrashChild is the child: it does nothing unless crashChildEnv is
 // set. It prints "pid N" once it has id N (before any use of it),
 // "creating T P" / "created T ID" around CreateTopic, "deleting T" /
-// "deleted T" around DeleteTopic, "appended T P LAST" after an append
-// returned (durable: the store syncs always), and runs until it is killed.
+// "deleted T" around DeleteTopic, "growing T N" / "grown T N" around
+// CreatePartitions, "appended T P LAST" after an append returned
+// (durable: the store syncs always), and runs until it is killed.
 func TestCrashChild(t *testing.T) {
 	arg := os.Getenv(crashChildEnv)
 	if arg == "" {
@@ -71,7 +72,7 @@ func TestCrashChild(t *testing.T) {
 		}
 	}
 	for {
-		r := rng.IntN(10)
+		r := rng.IntN(11)
 		if r >= 6 && r < 8 && len(c.Topics()) >= 6 {
 			r = 9 // few topics at a time: delete rather than create
 		}
@@ -112,6 +113,19 @@ func TestCrashChild(t *testing.T) {
 				os.Exit(2)
 			}
 			say("appended %s %d %d", tp.Name, part, res.LastOffset)
+		case r == 10:
+			topics := c.Topics()
+			if len(topics) == 0 {
+				continue
+			}
+			tp := topics[rng.IntN(len(topics))]
+			total := tp.Partitions + 1 + rng.Int32N(3)
+			say("growing %s %d", tp.Name, total)
+			if _, err := c.CreatePartitions(tp.Name, total, false); err != nil {
+				say("error %v", err)
+				os.Exit(2)
+			}
+			say("grown %s %d", tp.Name, total)
 		default:
 			topics := c.Topics()
 			if len(topics) == 0 {
@@ -150,6 +164,9 @@ type topicFate struct {
 	id       string
 	deleting bool // "deleting" printed: it may be gone
 	deleted  bool // "deleted" printed: it must be gone
+	// parts is its partition count as last known; growTo, while a
+	// CreatePartitions runs, the count it grows to (it may have either).
+	parts, growTo int32
 }
 
 func TestKillCatalog(t *testing.T) {
@@ -215,7 +232,8 @@ func TestKillCatalog(t *testing.T) {
 			case "creating":
 				n, _ := strconv.Atoi(strings.TrimPrefix(f[1], "t"))
 				nextTopic = max(nextTopic, n+1)
-				fates[f[1]] = &topicFate{}
+				parts, _ := strconv.Atoi(f[2])
+				fates[f[1]] = &topicFate{parts: int32(parts)}
 			case "created":
 				fates[f[1]].created, fates[f[1]].id = true, f[2]
 			case "appended":
@@ -226,6 +244,11 @@ func TestKillCatalog(t *testing.T) {
 					fa.ends = map[int32]int64{}
 				}
 				fa.ends[int32(part)] = last + 1
+			case "growing":
+				n, _ := strconv.Atoi(f[2])
+				fates[f[1]].growTo = int32(n)
+			case "grown":
+				fates[f[1]].parts, fates[f[1]].growTo = fates[f[1]].growTo, 0
 			case "deleting":
 				fates[f[1]].deleting = true
 			case "deleted":
@@ -324,6 +347,8 @@ func checkAfterKill(t *testing.T, dir string, fates map[string]*topicFate, fail 
 			fail("topic %s created (id %s), but gone after Open", name, f.id)
 		case f.created && there && tp.ID.String() != f.id:
 			fail("topic %s created with id %s, after Open %s", name, f.id, tp.ID)
+		case there && tp.Partitions != f.parts && (f.growTo == 0 || tp.Partitions != f.growTo):
+			fail("topic %s has %d partitions after Open; it had %d, growing to %d", name, tp.Partitions, f.parts, f.growTo)
 		}
 		if there {
 			// Every partition opens, and holds what was acknowledged.
@@ -345,6 +370,7 @@ func checkAfterKill(t *testing.T, dir string, fates map[string]*topicFate, fail 
 			f.created, f.id = true, tp.ID.String()
 		}
 		f.deleting = false
+		f.parts, f.growTo = tp.Partitions, 0
 	}
 	for name := range byName {
 		if fates[name] == nil {

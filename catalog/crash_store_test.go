@@ -35,6 +35,9 @@ type catalogExpect struct {
 	present bool // it must be there, with id
 	absent  bool // it must not be there
 	id      catalog.TopicID
+	// parts are the partition counts it may have when present (nil:
+	// any): the old count or the new one while a growth runs.
+	parts []int32
 }
 
 // catalogPoint is one crash point of the catalog workload.
@@ -119,7 +122,22 @@ func TestCatalogCrashRecovery(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r.expect[name] = catalogExpect{present: true, id: tp.ID}
+		r.expect[name] = catalogExpect{present: true, id: tp.ID, parts: []int32{parts}}
+	}
+	grow := func(name string, total int32) {
+		r.what = "grow " + name
+		ex := r.expect[name]
+		ex.parts = append(slices.Clone(ex.parts[:1]), total)
+		r.expect[name] = ex
+		tp, err := c.CreatePartitions(name, total, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tp.Partitions != total {
+			t.Fatalf("CreatePartitions(%s, %d): %d partitions", name, total, tp.Partitions)
+		}
+		ex.parts = []int32{total}
+		r.expect[name] = ex
 	}
 	del := func(name string) {
 		r.what = "delete " + name
@@ -135,9 +153,11 @@ func TestCatalogCrashRecovery(t *testing.T) {
 	create("b.x", 1)
 	del("a")
 	create("c", 3)
+	grow("c", 5)
 	pids(5)
 	del("b.x")
 	create("a", 1) // the name again, a new id
+	grow("a", 2)
 	r.what = "close"
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
@@ -227,6 +247,20 @@ func (r *catalogCrashRun) check(img *crashfs.FS, cp catalogPoint) error {
 	}) {
 		return fmt.Errorf("reopen: topics %v, were %v", again, topics)
 	}
+	// A growth after the crash works, and leaves the topic whole.
+	for _, tp := range again {
+		grown, err := c.CreatePartitions(tp.Name, tp.Partitions+1, false)
+		if err != nil {
+			return fmt.Errorf("grow %s after the crash: %w", tp.Name, err)
+		}
+		if grown.Partitions != tp.Partitions+1 || grown.ID != tp.ID {
+			return fmt.Errorf("grow %s after the crash: %+v, was %+v", tp.Name, grown, tp)
+		}
+		data, err := img.ReadFile(filepath.Join(r.root, logstore.PartitionID{Topic: tp.Name, Partition: tp.Partitions}.String(), catalog.MetadataFileName))
+		if err != nil || !bytes.Equal(data, catalog.EncodePartitionMetadata(tp.ID)) {
+			return fmt.Errorf("grow %s after the crash: the new partition.metadata %q, %v", tp.Name, data, err)
+		}
+	}
 	return nil
 }
 
@@ -249,6 +283,8 @@ func checkCatalogImage(img *crashfs.FS, root string, s *logstore.Store, c *catal
 			return nil, fmt.Errorf("topic %s has id %s, was created with %s", name, tp.ID, ex.id)
 		case ex.absent && there:
 			return nil, fmt.Errorf("topic %s was deleted, and is there", name)
+		case there && ex.parts != nil && !slices.Contains(ex.parts, tp.Partitions):
+			return nil, fmt.Errorf("topic %s has %d partitions, want one of %v", name, tp.Partitions, ex.parts)
 		}
 	}
 	for name := range byName {

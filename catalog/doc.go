@@ -16,8 +16,10 @@
 // catalog.db holds bucket "meta" (format version 1; the cluster id, a
 // random version 4 UUID as 22 base64url characters like Kafka's; the
 // first producer id not yet reserved, 8 bytes big-endian) and bucket
-// "topics" (name -> JSON {id, partitions, configs, state}, state one of
-// "creating", "ready", "deleting"). Open refuses a catalog.db it cannot
+// "topics" (name -> JSON {id, partitions, configs, state, growing},
+// state one of "creating", "ready", "deleting"; growing, in a "ready"
+// entry only and omitted when 0, the count a CreatePartitions grows the
+// topic to, above partitions and at most MaxPartitions). Open refuses a catalog.db it cannot
 // read (an unknown format version, an entry that does not decode) with an
 // error naming the file that matches ErrDamaged.
 //
@@ -83,6 +85,31 @@
 // A crash before 1 leaves the topic whole. After 1, Open sees "deleting"
 // and runs 2 and 3 again (the store's own Open has already removed any
 // -delete directory a crash left), so the topic is wholly gone.
+//
+// CreatePartitions (from N partitions to M):
+//
+//  1. commit the entry, still "ready" with N partitions, naming M as
+//     growing;
+//  2. make the directories N..M-1, sync the store directory, write each
+//     partition.metadata (as CreateTopic's step 3);
+//  3. commit the entry with M partitions and no growing count;
+//  4. publish: Metadata shows the M partitions from here.
+//
+// A crash before 1 leaves the topic at N, with no new directory. After 1
+// the growth is finished, never undone: Open, before it looks for
+// directories to adopt, runs 2 and 3 again (directories already made are
+// taken when their partition.metadata names the topic's id, or has none
+// yet), so the topic has M partitions, each directory with its file. So
+// after a crash the topic has N partitions or M, never a count between,
+// and the new directories are the topic's own: they are never adopted as
+// a growth to the highest directory found, and nothing can have written
+// to them (no lookup shows them before 4). A failure (not a crash) in 2
+// or 3 leaves the growing count in catalog.db and in memory, the topic
+// still shown with N: the next CreatePartitions of the topic finishes the
+// growth first (then judges its own request against M), and so does the
+// next Open; DeleteTopic removes the topic with whatever directories it
+// has. The topic's configs are set on the store per topic, so they apply
+// to the new partitions as they are opened.
 //
 // AlterTopicConfigs (the whole new set of a topic's configs, checked as
 // CreateTopic checks them):

@@ -55,6 +55,7 @@ func init() {
 		{key: apiVersionsKey, name: "ApiVersions", min: 0, max: 4, handle: handleApiVersions},
 		{key: 19, name: "CreateTopics", min: 0, max: 7, handle: handleCreateTopics},
 		{key: 20, name: "DeleteTopics", min: 0, max: 6, handle: handleDeleteTopics},
+		{key: 37, name: "CreatePartitions", min: 0, max: 3, handle: handleCreatePartitions},
 		{key: 32, name: "DescribeConfigs", min: 0, max: 4, handle: handleDescribeConfigs},
 		{key: 33, name: "AlterConfigs", min: 0, max: 2, handle: handleAlterConfigs},
 		{key: 44, name: "IncrementalAlterConfigs", min: 0, max: 1, handle: handleIncrementalAlterConfigs},

@@ -111,6 +111,9 @@
 //	44   IncrementalAlterConfigs 0-1 SET, DELETE, APPEND/SUBTRACT (LIST configs only, else 40)
 //	35   DescribeLogDirs  0-4       one dir, the store's (absolute); sizes of the .log files; unknown
 //	                                topics and partitions left out; v4: statfs total and usable bytes
+//	37   CreatePartitions 0-3       grows a topic durably (catalog first); duplicate names 42,
+//	                                unknown 3, no increase or above 10,000 37, assignments other
+//	                                than broker 0 alone 39
 //	42   DeleteGroups     0-2       only Empty groups (68 NON_EMPTY_GROUP; unknown: 69)
 //	47   OffsetDelete     0         a topic members subscribe to: 86 GROUP_SUBSCRIBED_TO_TOPIC
 //	60   DescribeCluster  0-1       this node, the controller; no authorizer: every cluster operation
@@ -235,7 +238,7 @@
 // 100), removes the partition directories durably.
 //
 // Only the catalog makes partition directories (CreateTopics, automatic
-// creation). Produce, Fetch and ListOffsets look the topic up in the
+// creation, CreatePartitions). Produce, Fetch and ListOffsets look the topic up in the
 // catalog and open its partition with logstore.Store.ExistingPartition,
 // which never makes a directory: a request that races with a
 // DeleteTopics cannot bring the deleted topic's directory back (it

@@ -27,6 +27,7 @@ type topicCatalog interface {
 	Topic(name string) (topic, bool)
 	CreateTopic(name string, partitions int32, configs map[string]string, validateOnly bool) (topic, error)
 	DeleteTopic(name string) (topic, error)
+	CreatePartitions(name string, total int32, validateOnly bool) (topic, error)
 	UpdateTopicConfigs(name string, update func(current map[string]string) (map[string]string, error), validateOnly bool) (topic, error)
 	NewProducerID() (int64, error)
 	Close() error

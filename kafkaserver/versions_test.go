@@ -185,6 +185,23 @@ func TestEveryAdvertisedVersion(t *testing.T) {
 					code = func(resp kmsg.Response) int16 {
 						return resp.(*kmsg.IncrementalAlterConfigsResponse).Resources[0].ErrorCode
 					}
+				case 37:
+					// Each version grows "t" by one partition.
+					r := kmsg.NewPtrCreatePartitionsRequest()
+					ct := kmsg.NewCreatePartitionsRequestTopic()
+					ct.Topic, ct.Count = "t", int32(v)+2
+					r.Topics = append(r.Topics, ct)
+					req = r
+					code = func(resp kmsg.Response) int16 {
+						r := resp.(*kmsg.CreatePartitionsResponse)
+						if len(r.Topics) != 1 || r.Topics[0].Topic != "t" {
+							t.Fatalf("topics %+v", r.Topics)
+						}
+						if tp, _ := ts.srv.cat.Topic("t"); r.Topics[0].ErrorCode == 0 && tp.Partitions != int32(v)+2 {
+							t.Fatalf("t has %d partitions, want %d", tp.Partitions, v+2)
+						}
+						return r.Topics[0].ErrorCode
+					}
 				case 60:
 					r := kmsg.NewPtrDescribeClusterRequest()
 					r.IncludeClusterAuthorizedOperations = true
