@@ -156,3 +156,37 @@ func TestUpdateTopicConfigs(t *testing.T) {
 		t.Fatalf("unknown topic: %v", err)
 	}
 }
+
+// TestUpdateTopicConfigsConcurrent: updates of one topic from several
+// goroutines, each adding its own config to the set it is given, lose
+// none of each other's.
+func TestUpdateTopicConfigsConcurrent(t *testing.T) {
+	e := open(t, t.TempDir())
+	e.create("t", 1, nil)
+	values := map[string]string{"segment.bytes": "1048576", "segment.ms": "60000", "max.message.bytes": "5000", "retention.bytes": "100000000", "retention.ms": "3600000"}
+	errs := make(chan error, len(values))
+	for name, value := range values {
+		go func() {
+			_, err := e.c.UpdateTopicConfigs("t", func(cur map[string]string) (map[string]string, error) {
+				if cur == nil {
+					cur = map[string]string{}
+				}
+				cur[name] = value
+				return cur, nil
+			}, false)
+			errs <- err
+		}()
+	}
+	for range values {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if tp, _ := e.c.Topic("t"); !maps.Equal(tp.Configs, values) {
+		t.Fatalf("configs %v, want %v", tp.Configs, values)
+	}
+	e = e.reopen()
+	if tp, _ := e.c.Topic("t"); !maps.Equal(tp.Configs, values) {
+		t.Fatalf("after reopen: %v, want %v", tp.Configs, values)
+	}
+}
