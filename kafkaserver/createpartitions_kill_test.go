@@ -67,7 +67,11 @@ func TestE2EKillDuringCreatePartitions(t *testing.T) {
 	for round := range rounds {
 		admCl := newClient(kgo.RequestRetries(0))
 		adm := kadm.NewClient(admCl)
-		prod := newClient(kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.RecordDeliveryTimeout(3*time.Second))
+		// Not idempotent: an idempotent kgo producer never fails a batch
+		// whose answer the kill lost (it may have been written), whatever
+		// the context or delivery timeout, so its ProduceSync would wait
+		// for a server that restarts only after it returns.
+		prod := newClient(kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.DisableIdempotentWrite(), kgo.RecordDeliveryTimeout(3*time.Second))
 		// kgo knows these partitions from its first metadata.
 		known := count
 		var killing atomic.Bool
