@@ -132,6 +132,45 @@ func (p *Partition) StartOffset() int64 { return p.log.StartOffset() }
 // EndOffset is the offset the next accepted batch will get.
 func (p *Partition) EndOffset() int64 { return p.log.EndOffset() }
 
+// DeleteRecords moves the partition's log start to offset, as Kafka's
+// DeleteRecords does, and returns the log start after it (Kafka's low
+// watermark). offset -1 is the high watermark (DurableEnd); one below
+// -1 or above the high watermark is an error matching
+// segment.ErrOffsetOutOfRange, and one at or below the log start changes
+// nothing. The records below offset are synced first whatever the sync
+// mode, then the new start is, before it returns: a crash afterwards
+// neither brings the deleted records back nor leaves the start past the
+// log end. Reads below the new start are out of range at once; the
+// segments wholly below it are deleted now, or after their roll's flush.
+// The producer state is kept, as Kafka keeps it: a producer is still
+// known until it expires or a restart replays the log from its new
+// start.
+func (p *Partition) DeleteRecords(offset int64) (int64, error) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.closed {
+		return -1, p.wrap("delete records", ErrClosed)
+	}
+	hw := p.DurableEnd()
+	if offset == -1 {
+		offset = hw
+	}
+	if offset < 0 || offset > hw {
+		return p.log.StartOffset(), p.wrap("delete records", fmt.Errorf("%w: cannot move the log start to %d, past the high watermark %d", segment.ErrOffsetOutOfRange, offset, hw))
+	}
+	if offset <= p.log.StartOffset() {
+		return p.log.StartOffset(), nil
+	}
+	if err := p.log.SyncTo(offset); err != nil {
+		return p.log.StartOffset(), p.wrap("delete records", err)
+	}
+	start, _, err := p.log.DeleteRecordsBefore(offset)
+	if err != nil {
+		return start, p.wrap("delete records", err)
+	}
+	return start, nil
+}
+
 // onRoll is the log's Config.OnRoll. The log calls it after a roll and
 // before it writes the batch that caused it, inside Append and so under
 // appendMu: the producer state is then exactly the state as of newBase.

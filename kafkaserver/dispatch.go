@@ -56,6 +56,7 @@ func init() {
 		{key: 19, name: "CreateTopics", min: 0, max: 7, handle: handleCreateTopics},
 		{key: 20, name: "DeleteTopics", min: 0, max: 6, handle: handleDeleteTopics},
 		{key: 37, name: "CreatePartitions", min: 0, max: 3, handle: handleCreatePartitions},
+		{key: 21, name: "DeleteRecords", min: 0, max: 2, handle: handleDeleteRecords},
 		{key: 32, name: "DescribeConfigs", min: 0, max: 4, handle: handleDescribeConfigs},
 		{key: 33, name: "AlterConfigs", min: 0, max: 2, handle: handleAlterConfigs},
 		{key: 44, name: "IncrementalAlterConfigs", min: 0, max: 1, handle: handleIncrementalAlterConfigs},

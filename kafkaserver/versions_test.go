@@ -202,6 +202,27 @@ func TestEveryAdvertisedVersion(t *testing.T) {
 						}
 						return r.Topics[0].ErrorCode
 					}
+				case 21:
+					// Each version moves t-0's start one further, within
+					// the records the produces above wrote.
+					r := kmsg.NewPtrDeleteRecordsRequest()
+					dt := kmsg.NewDeleteRecordsRequestTopic()
+					dp := kmsg.NewDeleteRecordsRequestTopicPartition()
+					dt.Topic, dp.Offset = "t", int64(v)+1
+					dt.Partitions = append(dt.Partitions, dp)
+					r.Topics = append(r.Topics, dt)
+					req = r
+					code = func(resp kmsg.Response) int16 {
+						r := resp.(*kmsg.DeleteRecordsResponse)
+						if len(r.Topics) != 1 || len(r.Topics[0].Partitions) != 1 {
+							t.Fatalf("topics %+v", r.Topics)
+						}
+						sp := r.Topics[0].Partitions[0]
+						if sp.ErrorCode == 0 && sp.LowWatermark != int64(v)+1 {
+							t.Fatalf("low watermark %d, want %d", sp.LowWatermark, v+1)
+						}
+						return sp.ErrorCode
+					}
 				case 60:
 					r := kmsg.NewPtrDescribeClusterRequest()
 					r.IncludeClusterAuthorizedOperations = true

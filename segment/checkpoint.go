@@ -29,7 +29,7 @@ const checkpointName = "logstore.checkpoint"
 //
 // It is replaced atomically (temporary file, fsync, rename, directory fsync).
 type checkpoint struct {
-	logStart      int64 // offsets below it are gone (retention)
+	logStart      int64 // offsets below it are gone (retention, DeleteRecordsBefore)
 	recoveryPoint int64 // every byte below this offset is durable
 	clean         bool  // written by Close; cleared as the log opens
 }

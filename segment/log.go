@@ -225,7 +225,10 @@ func Open(dir string, cfg Config) (*Log, RecoveryReport, error) {
 	if l.spares, err = newSparePipe(cfg.FS, dir); err != nil {
 		return nil, rep, errors.Join(err, l.closeSegments())
 	}
-	ck.logStart = max(ck.logStart, l.segs[0].base)
+	// Never below the first segment kept, nor past the end (a start past
+	// it, which only damage to the files could leave, would refuse every
+	// offset the log still appends).
+	ck.logStart = min(max(ck.logStart, l.segs[0].base), l.active().nextOffset)
 	// From here on a crash is unclean, and what was recovered is durable.
 	// Below the recovery point the segments are durable already (a roll's
 	// flush moves it only after syncing them), unless their indexes were
@@ -783,21 +786,49 @@ func (l *Log) Segments() []int64 {
 }
 
 // ApplyRetention deletes the oldest segments that RetentionBytes or
-// RetentionTime let go, never the active one nor one still being flushed,
-// moves the log start to the first segment kept (durably, before any file
-// is removed) and returns the base offsets deleted. It also runs after
-// every roll's flush, when a segment has just become deletable.
+// RetentionTime let go, and those wholly below the log start that
+// DeleteRecordsBefore set, never the active one nor one still being
+// flushed; it moves the log start to the first segment kept (durably,
+// before any file is removed; never backwards) and returns the base
+// offsets deleted. It also runs after every roll's flush, when a segment
+// has just become deletable.
 func (l *Log) ApplyRetention() ([]int64, error) {
-	if !l.retains() {
-		return nil, nil
-	}
 	l.ckptMu.Lock()
 	defer l.ckptMu.Unlock()
+	return l.advanceStart(-1, "retention")
+}
+
+// DeleteRecordsBefore moves the log start to offset, as Kafka's
+// DeleteRecords does: offsets below it are gone from then on (Read
+// answers ErrOffsetOutOfRange for them) and across a restart, as the
+// checkpoint holding the new start is synced before it returns; the
+// segments wholly below it are deleted now if flushed, else by the
+// retention pass after their flush. An offset at or below the log start
+// changes nothing. offset must not be above DurableEnd (the high
+// watermark): an offset a crash could take back would leave a start past
+// the end. It returns the log start after, and the segments deleted.
+func (l *Log) DeleteRecordsBefore(offset int64) (start int64, deleted []int64, err error) {
+	l.ckptMu.Lock()
+	defer l.ckptMu.Unlock()
+	if d := l.DurableEnd(); offset < 0 || offset > d {
+		return l.StartOffset(), nil, fmt.Errorf("%w: cannot move the log start of %s to %d, past the high watermark %d", ErrOffsetOutOfRange, l.dir, offset, d)
+	}
+	deleted, err = l.advanceStart(offset, "delete records")
+	return l.StartOffset(), deleted, err
+}
+
+// advanceStart, under ckptMu, moves the log start to to (-1: no such
+// bound), to the first segment that retention keeps, whichever is
+// further, and deletes the flushed segments wholly below it. A failure
+// poisons the log, as op.
+func (l *Log) advanceStart(to int64, op string) ([]int64, error) {
 	l.mu.RLock()
 	if err := l.check(); err != nil {
 		l.mu.RUnlock()
 		return nil, err
 	}
+	ck := l.ckpt
+	ck.logStart = max(ck.logStart, to)
 	var total int64
 	for _, s := range l.segs {
 		total += s.size
@@ -807,26 +838,26 @@ func (l *Log) ApplyRetention() ([]int64, error) {
 	// Only flushed segments go: those the recovery point has passed.
 	for ; n < len(l.segs)-1 && l.segs[n+1].base <= l.ckpt.recoveryPoint; n++ {
 		s := l.segs[n]
+		below := l.segs[n+1].base <= ck.logStart
 		bySize := l.cfg.RetentionBytes > 0 && total-s.size >= l.cfg.RetentionBytes
 		byTime := l.cfg.RetentionTime > 0 && s.maxTS >= 0 && now-s.maxTS > l.cfg.RetentionTime.Milliseconds()
-		if !bySize && !byTime {
+		if !below && !bySize && !byTime {
 			break
 		}
 		total -= s.size
 	}
-	ck := l.ckpt
-	ck.logStart = l.segs[n].base
+	ck.logStart = max(ck.logStart, l.segs[n].base)
 	l.mu.RUnlock()
-	if n == 0 {
+	if n == 0 && ck.logStart == l.ckpt.logStart {
 		return nil, nil
 	}
-	// Only retention removes segments, and it holds ckptMu: until it
+	// Only advanceStart removes segments, and it holds ckptMu: until it
 	// takes mu again, segments can only be added after these.
 	err := writeCheckpoint(l.cfg.FS, l.dir, ck)
 	l.mu.Lock()
 	if err != nil {
 		defer l.mu.Unlock()
-		return nil, l.poison("retention", err)
+		return nil, l.poison(op, err)
 	}
 	l.ckpt = ck
 	l.start.Store(ck.logStart)
@@ -836,6 +867,9 @@ func (l *Log) ApplyRetention() ([]int64, error) {
 	gone := l.segs[:n]
 	l.segs = append([]*segment(nil), l.segs[n:]...)
 	l.mu.Unlock()
+	if n == 0 {
+		return nil, nil
+	}
 	var deleted []int64
 	for _, s := range gone {
 		deleted = append(deleted, s.base)
@@ -847,7 +881,7 @@ func (l *Log) ApplyRetention() ([]int64, error) {
 	if err != nil {
 		l.mu.Lock()
 		defer l.mu.Unlock()
-		return deleted, l.poison("retention", err)
+		return deleted, l.poison(op, err)
 	}
 	return deleted, nil
 }

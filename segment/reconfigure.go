@@ -35,11 +35,3 @@ func (l *Log) Reconfigure(c Config) error {
 	l.cfg.RetentionBytes, l.cfg.RetentionTime = next.RetentionBytes, next.RetentionTime
 	return nil
 }
-
-// retains says whether RetentionBytes or RetentionTime may delete
-// anything, read under the log's lock, as Reconfigure may change them.
-func (l *Log) retains() bool {
-	l.mu.RLock()
-	defer l.mu.RUnlock()
-	return l.cfg.RetentionBytes > 0 || l.cfg.RetentionTime > 0
-}
