@@ -25,6 +25,16 @@
 //     batches only). A partition with records has the one entry "0 <log
 //     start>", and an empty one none.
 //
+// Into OUT itself it writes log-start-offset-checkpoint, Kafka's offset
+// checkpoint ("0", the entry count, then "<topic> <partition> <offset>"
+// lines), with each exported partition's log start: a broker takes the
+// larger of it and the first segment's base, so the records a
+// DeleteRecords removed from the middle of a segment stay removed. The
+// entries of partitions not exported now (an earlier export into OUT)
+// are kept; the file is replaced through its .tmp, as Kafka writes it.
+// No recovery-point-offset-checkpoint is written: without one a broker
+// recovers every segment, which it finds intact.
+//
 // Each written file is synced, then the partition directory and OUT.
 //
 // Export opens the store as every writer does: it takes the store's lock,

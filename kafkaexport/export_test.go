@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -354,4 +355,82 @@ func TestExportRemovesPartialPartition(t *testing.T) {
 	if _, err := kafkaexport.Export(storeDir, out, kafkaexport.Options{}); err != nil {
 		t.Fatalf("second run: %v", err)
 	}
+}
+
+// TestExportLogStart: a partition whose start a DeleteRecords moved into
+// its first segment is exported with that start in OUT's
+// log-start-offset-checkpoint; a second export into OUT (another topic)
+// keeps the first one's entries.
+func TestExportLogStart(t *testing.T) {
+	storeDir, out := t.TempDir(), filepath.Join(t.TempDir(), "kafka")
+	st, err := logstore.Open(storeDir, logstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, topic := range []string{"a", "b"} {
+		p, err := st.Partition(topic, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 5 {
+			if _, err := p.Append(batch(-1, -1, -1, 1, false)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if topic == "a" {
+			if low, err := p.DeleteRecords(3); err != nil || low != 3 {
+				t.Fatalf("DeleteRecords(3) = %d, %v", low, err)
+			}
+		}
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, topic := range []string{"a", "b"} {
+		if _, err := kafkaexport.Export(storeDir, out, kafkaexport.Options{Topic: topic}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data, err := os.ReadFile(filepath.Join(out, kafkaexport.LogStartCheckpointName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "0\n2\na 0 3\nb 0 0\n"; string(data) != want {
+		t.Fatalf("log-start-offset-checkpoint %q, want %q", data, want)
+	}
+	if _, err := os.Stat(filepath.Join(out, kafkaexport.LogStartCheckpointName+".tmp")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the .tmp is left: %v", err)
+	}
+}
+
+// TestDecodeOffsetCheckpoint reads back what EncodeOffsetCheckpoint
+// writes and refuses what Kafka's CheckpointFile refuses.
+func TestDecodeOffsetCheckpoint(t *testing.T) {
+	in := map[logstore.PartitionID]int64{{Topic: "x", Partition: 2}: 7, {Topic: "a.b-c", Partition: 0}: 0}
+	got, err := kafkaexport.DecodeOffsetCheckpoint(kafkaexport.EncodeOffsetCheckpoint(in))
+	if err != nil || !maps.Equal(got, in) {
+		t.Fatalf("round trip: %v, %v", got, err)
+	}
+	for _, bad := range []string{"", "1\n0\n", "0\n2\nx 0 1\n", "0\n1\nx 0\n", "0\n1\nx y 1\n", "0\n1\nx 0 z\n", "0\n1\nx 99999999999 1\n"} {
+		if _, err := kafkaexport.DecodeOffsetCheckpoint([]byte(bad)); !errors.Is(err, kafkaexport.ErrBadCheckpoint) {
+			t.Errorf("%q: %v, want ErrBadCheckpoint", bad, err)
+		}
+	}
+}
+
+// FuzzDecodeOffsetCheckpoint: arbitrary bytes never panic, and what
+// decodes encodes to a file that decodes to the same.
+func FuzzDecodeOffsetCheckpoint(f *testing.F) {
+	f.Add([]byte("0\n2\na 0 3\nb 1 0\n"))
+	f.Add([]byte("0\n0\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, err := kafkaexport.DecodeOffsetCheckpoint(data)
+		if err != nil {
+			return
+		}
+		back, err := kafkaexport.DecodeOffsetCheckpoint(kafkaexport.EncodeOffsetCheckpoint(got))
+		if err != nil || !maps.Equal(back, got) {
+			t.Fatalf("%q decodes to %v, which round-trips to %v, %v", data, got, back, err)
+		}
+	})
 }
