@@ -61,7 +61,7 @@ func TestE2EKillDuringDeleteRecords(t *testing.T) {
 	admCl.Close()
 
 	acked := [2]map[int64]string{{}, {}} // partition -> offset -> value
-	var low, end [2]int64                 // the low watermark last acknowledged; the end acknowledged
+	var low, end [2]int64                // the low watermark last acknowledged; the end acknowledged
 	rounds, deletes, cut := 6, 0, 0
 	if testing.Short() {
 		rounds = 3
