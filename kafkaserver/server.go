@@ -27,6 +27,9 @@ const DefaultWriteTimeout = 30 * time.Second
 // connections.max.idle.ms).
 const DefaultIdleTimeout = 10 * time.Minute
 
+// DefaultRepeatLogInterval is Config.RepeatLogInterval when it is 0.
+const DefaultRepeatLogInterval = 10 * time.Second
+
 // maxInFlight bounds the requests one connection has read and not yet
 // answered (kgo keeps up to 5 produce requests in flight).
 const maxInFlight = 8
@@ -58,8 +61,14 @@ type Config struct {
 	// connections.max.idle.ms; 0 is DefaultIdleTimeout.
 	IdleTimeout time.Duration
 	// Logger receives one line per closed-on-error connection and per
-	// failure; nil is slog.Default().
+	// failure; nil is slog.Default(). A warning or error that repeats
+	// (one message, one cause: a full disk, a descriptor limit) is
+	// written once per RepeatLogInterval, with a count of those held
+	// back (see repeatHandler).
 	Logger *slog.Logger
+	// RepeatLogInterval is how often one warning or error may be
+	// written; 0 is DefaultRepeatLogInterval, below 0 every one is.
+	RepeatLogInterval time.Duration
 	// Metrics receives each request, produce outcome, byte and
 	// connection (see package metrics), and New points its scrape-time
 	// partition gauges at the store; nil records nothing. The store's
@@ -99,8 +108,10 @@ type Server struct {
 	store *logstore.Store
 	cfg   Config
 	log   *slog.Logger
-	cat   topicCatalog
-	txn   *txncoord.Coordinator // transactional ids (opened by New)
+	// repeats is log's handler, flushed at close (its held counts).
+	repeats *repeatHandler
+	cat     topicCatalog
+	txn     *txncoord.Coordinator // transactional ids (opened by New)
 	// groups is the group coordinator (groups.db; see groups.go).
 	groups *groupcoord.Coordinator
 
@@ -146,6 +157,10 @@ func New(store *logstore.Store, cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	if cfg.RepeatLogInterval == 0 {
+		cfg.RepeatLogInterval = DefaultRepeatLogInterval
+	}
+	repeats := newRepeatHandler(cfg.Logger.Handler(), cfg.RepeatLogInterval, time.Now)
 	if cfg.TransactionMaxTimeout <= 0 {
 		cfg.TransactionMaxTimeout = DefaultTransactionMaxTimeout
 	}
@@ -157,7 +172,8 @@ func New(store *logstore.Store, cfg Config) (*Server, error) {
 	s := &Server{
 		store:     store,
 		cfg:       cfg,
-		log:       cfg.Logger,
+		log:       slog.New(repeats),
+		repeats:   repeats,
 		cat:       cat,
 		ctx:       ctx,
 		cancel:    cancel,
@@ -340,6 +356,7 @@ func (s *Server) closeState() error {
 		s.txnCalls.Wait()
 		s.cfg.Metrics.WatchOpenTransactions(nil)
 		s.closeErr = errors.Join(s.txn.Close(), s.groups.Close(), s.cat.Close())
+		s.repeats.flush()
 	})
 	return s.closeErr
 }

@@ -181,7 +181,9 @@ func (f *failSyncFile) Sync() error {
 
 // TestKafkaProducePoisoned: a produce whose fsync fails is answered
 // KAFKA_STORAGE_ERROR (56, on which clients retry), never success, and
-// logged; the poisoned partition answers 56 from then on.
+// logged; the poisoned partition answers 56 from then on, and its
+// failure, repeated by every produce, is logged once per interval, not
+// once per request.
 func TestKafkaProducePoisoned(t *testing.T) {
 	f := &failSyncFS{FS: vfs.OS}
 	s := openStore(t, t.TempDir(), testseam.WithFS(logstore.Options{}, f))
@@ -189,7 +191,7 @@ func TestKafkaProducePoisoned(t *testing.T) {
 	var logs testutil.LockedBuffer
 	c := dialKafka(t, serveKafka(t, s, slog.New(slog.NewTextHandler(&logs, nil))))
 	f.fail.Store(true)
-	for i := range 2 {
+	for i := range 200 {
 		req := kafkaProduce(batchOf("x"))
 		kafkaSend(t, c, req, int32(i))
 		if sp := kafkaProduceAnswer(t, c, req, int32(i)); sp.ErrorCode != 56 || sp.BaseOffset != -1 {
@@ -198,6 +200,9 @@ func TestKafkaProducePoisoned(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "injected fsync failure") {
 		t.Fatalf("the failure was not logged:\n%s", logs.String())
+	}
+	if n := strings.Count(logs.String(), "\n"); n > 4 {
+		t.Fatalf("200 failed produces logged %d lines:\n%s", n, logs.String())
 	}
 }
 
