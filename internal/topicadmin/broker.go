@@ -2,6 +2,7 @@ package topicadmin
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -190,6 +191,13 @@ func (b *Broker) DeleteRecords(ctx context.Context, topic string, partition int3
 	var os kadm.Offsets
 	os.Add(kadm.Offset{Topic: topic, Partition: partition, At: offset})
 	rs, err := b.adm.DeleteRecords(ctx, os)
+	var se *kadm.ShardErrors
+	var ke *kerr.Error
+	if errors.As(err, &se) && len(se.Errs) == 1 && errors.As(se.Errs[0].Err, &ke) {
+		// The client found no leader for the partition in the broker's
+		// Metadata: the broker does not have it.
+		return -1, refusal(op, where, ke, "")
+	}
 	if err != nil {
 		return -1, fmt.Errorf("%s %q: %w", op, where, err)
 	}
