@@ -21,6 +21,7 @@ type topicsOptions struct {
 	requestTimeout time.Duration
 	lockTimeout    time.Duration
 	json           bool
+	store          storeFlags
 }
 
 // defaultTopicsRequestTimeout bounds topics --bootstrap's requests.
@@ -93,11 +94,12 @@ damaged, or a server that cannot be reached.`,
 			RunE: func(c *cobra.Command, _ []string) error {
 				return o.run(c.Context(), c.Flags().Changed("dir"), create, c.OutOrStdout(), run)
 			}}
+		o.store.addTo(c)
 		cmd.AddCommand(c)
 		return c
 	}
 
-	sub("list", "List the topics and their partition counts", false, func(ctx context.Context, a topicadmin.Admin) ([]byte, error) {
+	sub("list [--json]", "List the topics and their partition counts", false, func(ctx context.Context, a topicadmin.Admin) ([]byte, error) {
 		ts, err := a.List(ctx)
 		if err != nil || o.json {
 			return jsonOr(err, ts)
@@ -106,7 +108,7 @@ damaged, or a server that cannot be reached.`,
 	})
 
 	var allConfigs bool
-	describe := sub("describe", "Describe topics: partitions, offsets, topic id and configs", false, func(ctx context.Context, a topicadmin.Admin) ([]byte, error) {
+	describe := sub("describe [--topic TOPIC] [--all-configs] [--json]", "Describe topics: partitions, offsets, topic id and configs", false, func(ctx context.Context, a topicadmin.Admin) ([]byte, error) {
 		var names []string
 		if topic != "" {
 			names = []string{topic}
@@ -122,7 +124,7 @@ damaged, or a server that cannot be reached.`,
 
 	var partitions int32
 	var configs []string
-	create := sub("create", "Create a topic", true, func(ctx context.Context, a topicadmin.Admin) ([]byte, error) {
+	create := sub("create --topic TOPIC [--partitions N] [--config NAME=VALUE ...] [--json]", "Create a topic", true, func(ctx context.Context, a topicadmin.Admin) ([]byte, error) {
 		cs, err := topicadmin.ParseConfigPairs("--config", configs)
 		if err != nil {
 			return nil, err
@@ -137,7 +139,7 @@ damaged, or a server that cannot be reached.`,
 	create.Flags().Int32Var(&partitions, "partitions", -1, "how many partitions (-1: 1 offline, the broker's default online)")
 	create.Flags().StringArrayVar(&configs, "config", nil, "a topic config `NAME=VALUE` (repeatable)")
 
-	del := sub("delete", "Delete a topic", false, func(ctx context.Context, a topicadmin.Admin) ([]byte, error) {
+	del := sub("delete --topic TOPIC [--json]", "Delete a topic", false, func(ctx context.Context, a topicadmin.Admin) ([]byte, error) {
 		t, err := a.Delete(ctx, topic)
 		if err != nil || o.json {
 			return jsonOne(err, struct {
@@ -150,7 +152,7 @@ damaged, or a server that cannot be reached.`,
 	topicFlag(del, true)
 
 	var sets, deletes []string
-	alter := sub("alter-configs", "Set and delete configs of a topic, incrementally", false, func(ctx context.Context, a topicadmin.Admin) ([]byte, error) {
+	alter := sub("alter-configs --topic TOPIC [--set NAME=VALUE ...] [--delete NAME ...] [--json]", "Set and delete configs of a topic, incrementally", false, func(ctx context.Context, a topicadmin.Admin) ([]byte, error) {
 		if len(sets) == 0 && len(deletes) == 0 {
 			return nil, errors.New("nothing to alter: give --set NAME=VALUE or --delete NAME")
 		}
@@ -172,7 +174,7 @@ damaged, or a server that cannot be reached.`,
 	alter.Flags().StringArrayVar(&deletes, "delete", nil, "delete config `NAME`, so the broker's value applies again (repeatable)")
 
 	var total int32
-	add := sub("add-partitions", "Grow a topic to more partitions", false, func(ctx context.Context, a topicadmin.Admin) ([]byte, error) {
+	add := sub("add-partitions --topic TOPIC --partitions N [--json]", "Grow a topic to more partitions", false, func(ctx context.Context, a topicadmin.Admin) ([]byte, error) {
 		err := a.AddPartitions(ctx, topic, total)
 		if err != nil || o.json {
 			return jsonOne(err, struct {
@@ -188,7 +190,7 @@ damaged, or a server that cannot be reached.`,
 
 	var partition int32
 	var offset int64
-	delRecords := sub("delete-records", "Delete a partition's records below an offset", false, func(ctx context.Context, a topicadmin.Admin) ([]byte, error) {
+	delRecords := sub("delete-records --topic TOPIC --partition P --offset O [--json]", "Delete a partition's records below an offset", false, func(ctx context.Context, a topicadmin.Admin) ([]byte, error) {
 		low, err := a.DeleteRecords(ctx, topic, partition, offset)
 		if err != nil || o.json {
 			return jsonOne(err, struct {
@@ -251,7 +253,11 @@ func (o *topicsOptions) run(ctx context.Context, dirGiven, create bool, stdout i
 				return err
 			}
 		}
-		store, err := openStoreUntil(ctx, o.dir, logstore.Options{LockTimeout: storeDuration(o.lockTimeout)})
+		opts := logstore.Options{LockTimeout: storeDuration(o.lockTimeout)}
+		if err := o.store.apply(&opts); err != nil {
+			return err
+		}
+		store, err := openStoreUntil(ctx, o.dir, opts)
 		if err != nil {
 			return err
 		}
