@@ -95,10 +95,14 @@ func onlineTarget(t *testing.T, dir string) topicsTarget {
 // description, DeleteRecords answering no message).
 func TestTopics(t *testing.T) {
 	var off, on map[string]string
-	t.Run("offline", func(t *testing.T) { off = topicsScenario(t, offlineTarget(t.TempDir())) })
-	t.Run("bootstrap", func(t *testing.T) { on = topicsScenario(t, onlineTarget(t, t.TempDir())) })
+	var offConfigs, onConfigs []topicadmin.Config
+	t.Run("offline", func(t *testing.T) { off, offConfigs = topicsScenario(t, offlineTarget(t.TempDir())) })
+	t.Run("bootstrap", func(t *testing.T) { on, onConfigs = topicsScenario(t, onlineTarget(t, t.TempDir())) })
 	if off == nil || on == nil {
 		return
+	}
+	if x, y := jsonText(offConfigs), jsonText(onConfigs); x != y {
+		t.Errorf("--all-configs offline:\n%s\nover serve:\n%s", x, y)
 	}
 	for name, msg := range off {
 		switch {
@@ -114,8 +118,8 @@ func TestTopics(t *testing.T) {
 
 // topicsScenario runs every subcommand on tg, good input and bad, and
 // returns the refusals' messages (stderr past the command's name) by
-// case.
-func topicsScenario(t *testing.T, tg topicsTarget) map[string]string {
+// case, and the topic's configs as describe --all-configs gave them.
+func topicsScenario(t *testing.T, tg topicsTarget) (map[string]string, []topicadmin.Config) {
 	t.Helper()
 	if out := tg.ok(t, "create", "--topic", "orders", "--partitions", "2", "--config", "retention.ms=1000"); out != "Created topic orders.\n" {
 		t.Fatalf("create printed %q", out)
@@ -225,13 +229,17 @@ func topicsScenario(t *testing.T, tg topicsTarget) map[string]string {
 	if out := tg.ok(t, "list", "--json"); out != "" {
 		t.Fatalf("list after delete: %q", out)
 	}
-	return refusals
+	return refusals, all[0].Configs
 }
 
-func sameDescriptions(a, b []topicadmin.Description) bool {
-	x, _ := json.Marshal(a)
-	y, _ := json.Marshal(b)
-	return string(x) == string(y)
+func sameDescriptions(a, b []topicadmin.Description) bool { return jsonText(a) == jsonText(b) }
+
+func jsonText(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
 }
 
 // TestTopicsStoreInUse: offline, topics takes the store's lock, so it
