@@ -56,12 +56,23 @@ with Kafka's error code and message, and a refusal changes nothing.
   delete-records   move --partition's log start to --offset (-1: the
                    high watermark), printing the low watermark after it
 
-With --json each topic, or the one result, is a JSON object on a line of
-its own (field names as in the text, camelCase).
+The others print one line: "Created topic <t>.", "Deleted topic <t>.",
+"Completed updating config for topic <t>. Configs: <k=v,...>" (its own
+configs after the change), "Topic <t> now has <n> partitions.", and
+"partition: <t>-<p><TAB>low_watermark: <offset>", as
+kafka-delete-records.sh prints it.
 
-Offline, the configs are described as a server with serve's default
-flags would describe them (a serve with --segment-bytes reports its own
-log.segment.bytes instead).
+With --json each topic, or the one result, is a JSON object on a line of
+its own: list {"topic","id","partitions"}; describe {"topic","id",
+"partitionCount","replicationFactor","partitions":[{"partition","leader",
+"replicas","isr","startOffset","endOffset"}],"configs":[{"name","value",
+"source"}]}; create {"topic","id","partitions"}; delete {"topic","id"};
+alter-configs {"topic","configs"}; add-partitions {"topic","partitions"};
+delete-records {"topic","partition","lowWatermark"}.
+
+Offline, the configs are described as serve with its default flags
+would describe them (serve started with --segment-bytes reports that
+value for segment.bytes instead).
 
 Exit status: 0 when done; 1 for bad flags, a refusal, a store in use or
 damaged, or a server that cannot be reached.`,
