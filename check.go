@@ -401,16 +401,18 @@ func (pc *partitionCheck) openSnapshots() error {
 	return nil
 }
 
-// begin sets up the replay once the log start is known: from an empty
-// state at the log start, or, when the log no longer starts at 0, from
-// the oldest readable snapshot at or above the log start.
-func (pc *partitionCheck) begin(logStart int64) error {
-	pc.from = logStart
-	for len(pc.pending) > 0 && pc.pending[0] < logStart {
-		pc.snapshotProblem(ProblemNote, pc.pending[0], "below the log start offset %d: the next open deletes it", logStart)
+// begin sets up the replay once the first segment kept is known, as the
+// next open replays: from an empty state at that segment's base, or,
+// when the log no longer starts at 0, from the oldest readable snapshot
+// at or above it. (A DeleteRecords may have put the log start above the
+// base, inside the segment; the open still replays from the base.)
+func (pc *partitionCheck) begin(firstBase int64) error {
+	pc.from = firstBase
+	for len(pc.pending) > 0 && pc.pending[0] < firstBase {
+		pc.snapshotProblem(ProblemNote, pc.pending[0], "below the first segment (offset %d): the next open deletes it", firstBase)
 		pc.pending = pc.pending[1:]
 	}
-	if logStart > 0 {
+	if firstBase > 0 {
 		for len(pc.pending) > 0 && pc.state == nil {
 			off := pc.pending[0]
 			pc.pending = pc.pending[1:]
@@ -421,12 +423,12 @@ func (pc *partitionCheck) begin(logStart int64) error {
 			}
 			pc.state = producerstate.FromSnapshot(replayConfig, snap)
 			pc.from = off
-			pc.snapshotProblem(ProblemNote, off, "not compared: the log below offset %d is gone, so the replay starts from this snapshot", logStart)
+			pc.snapshotProblem(ProblemNote, off, "not compared: the log below offset %d is gone, so the replay starts from this snapshot", firstBase)
 		}
 	}
 	if pc.state == nil {
 		pc.state = producerstate.New(replayConfig)
-		pc.state.SetMapEndOffset(logStart)
+		pc.state.SetMapEndOffset(firstBase)
 	}
 	pc.txr = newTxnReplay(pc.from, openTxns(pc.state))
 	return nil

@@ -2,10 +2,14 @@ package logstore_test
 
 import (
 	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/logstore/logstore"
+	"github.com/logstore/logstore/internal/testutil"
 	"github.com/logstore/logstore/segment"
 )
 
@@ -59,5 +63,62 @@ func TestPartitionDeleteRecords(t *testing.T) {
 				t.Fatalf("next batch: %+v, %v", res, err)
 			}
 		})
+	}
+}
+
+// TestPartitionDeleteRecordsUncleanRestart: a producer whose batches a
+// DeleteRecords removed from the middle of a segment, above the newest
+// snapshot, is still known after an unclean restart (the store's files
+// copied while it was open, as a killed process leaves them): the open
+// replays the producer state from the first segment, not from the log
+// start, so the producer's retry is answered DUPLICATE, not written
+// again.
+func TestPartitionDeleteRecordsUncleanRestart(t *testing.T) {
+	dir, crashed := t.TempDir(), t.TempDir()
+	opts := logstore.Options{SegmentBytes: 600}
+	s := openStore(t, dir, opts)
+	p := openPartition(t, s, "t", 0)
+	const ts = 1_700_000_000_000
+	// Enough to roll a few segments, so the newest snapshot is at the
+	// active segment's base; then producer 1's last batch, then
+	// producer 2's, inside the active segment.
+	for i := range int32(8) {
+		if _, err := p.Append(producerBatch(1, 0, i, 1, ts)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := p.Flushed(); err != nil {
+		t.Fatal(err)
+	}
+	last, err := p.Append(producerBatch(1, 0, 8, 1, ts))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Append(producerBatch(2, 0, 0, 1, ts)); err != nil {
+		t.Fatal(err)
+	}
+	if segs := len(p.ProducerSnapshot().Producers); segs != 2 {
+		t.Fatalf("%d producers, want 2", segs)
+	}
+	if low, err := p.DeleteRecords(last.LastOffset + 1); err != nil || low != last.LastOffset+1 {
+		t.Fatalf("DeleteRecords(%d) = %d, %v", last.LastOffset+1, low, err)
+	}
+	testutil.CopyDir(t, dir, crashed)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// The killed process's files: no clean checkpoint, no close snapshot.
+	if err := os.Remove(filepath.Join(crashed, ".lock")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.Fatal(err)
+	}
+	s = openStore(t, crashed, opts)
+	defer s.Close()
+	p = openPartition(t, s, "t", 0)
+	if p.Recovery().Clean || p.StartOffset() != last.LastOffset+1 {
+		t.Fatalf("reopened: clean %v, start %d; want an unclean open at %d", p.Recovery().Clean, p.StartOffset(), last.LastOffset+1)
+	}
+	res, err := p.Append(producerBatch(1, 0, 8, 1, ts))
+	if err != nil || !res.Duplicate || res.BaseOffset != last.BaseOffset {
+		t.Fatalf("producer 1's retry after the unclean restart: %+v, %v; want a duplicate at %d", res, err, last.BaseOffset)
 	}
 }

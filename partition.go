@@ -348,7 +348,7 @@ func (p *Partition) Startup() StartupReport { return p.startup }
 
 // loadProducerState rebuilds the producer state after the log's
 // recovery: snapshots above the recovered log end are deleted (and those
-// below the log start pruned), the newest good snapshot is loaded, and
+// below the first segment pruned), the newest good snapshot is loaded, and
 // the batches after it are replayed without checks (the log is the
 // truth). Without a usable snapshot, as in a directory Kafka wrote, the
 // whole log is replayed. A producer replayed counts as seen at the time
@@ -364,7 +364,11 @@ func (p *Partition) loadProducerState(pdir string) error {
 	}
 	p.snaps = snaps
 	p.startup = StartupReport{Snapshots: rep, SnapshotOffset: -1}
-	start, end := p.log.StartOffset(), p.log.EndOffset()
+	// The replay may start below the log start, where a DeleteRecords
+	// left it inside a segment: the batches are still in the file, and
+	// a producer whose batches were all deleted is remembered, as it
+	// was before the restart, until it expires.
+	start, end := p.log.Segments()[0], p.log.EndOffset()
 	if p.startup.DeletedAbove, err = snaps.DeleteAbove(end); err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"math"
 	"net"
+	"strings"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -155,13 +156,21 @@ func TestCreateTopics(t *testing.T) {
 	if got := withConfigs(map[string]string{"cleanup.policy": "compact"}); got.ErrorCode != errInvalidConfig {
 		t.Errorf("unknown config: code %d", got.ErrorCode)
 	}
+	if got := withConfigs(map[string]string{"cleanup.policy": "delete", "message.timestamp.type": "CreateTime", "retention.ms": "-7"}); got.ErrorCode != errInvalidConfig {
+		t.Errorf("invalid config value beside configs at the values logstore behaves as: code %d", got.ErrorCode)
+	}
+	if got := withConfigs(map[string]string{"no.such.config": "1"}); got.ErrorCode != errInvalidConfig || !strings.Contains(str(got.ErrorMessage), "Unknown topic config name") {
+		t.Errorf("unknown config name: code %d, %v", got.ErrorCode, str(got.ErrorMessage))
+	}
 	if got := withConfigs(map[string]string{"retention.ms": "-7"}); got.ErrorCode != errInvalidConfig {
 		t.Errorf("invalid config value: code %d", got.ErrorCode)
 	}
-	if got := withConfigs(map[string]string{"retention.ms": "60000", "segment.bytes": "1048576"}); got.ErrorCode != 0 || got.TopicID == [16]byte{} {
-		t.Errorf("known configs: %+v", got)
-	} else if tp, _ := ts.srv.cat.Topic("configured"); tp.Configs["retention.ms"] != "60000" {
-		t.Errorf("configs not kept: %v", tp.Configs)
+	// Configs logstore does not apply, at the values it behaves as, are
+	// accepted, as AlterConfigs accepts them, and not kept.
+	if got := withConfigs(map[string]string{"retention.ms": "60000", "segment.bytes": "1048576", "cleanup.policy": "delete", "min.insync.replicas": "1"}); got.ErrorCode != 0 || got.TopicID == [16]byte{} {
+		t.Errorf("known configs: %+v %v", got, str(got.ErrorMessage))
+	} else if tp, _ := ts.srv.cat.Topic("configured"); tp.Configs["retention.ms"] != "60000" || len(tp.Configs) != 2 {
+		t.Errorf("configs kept: %v, want retention.ms and segment.bytes", tp.Configs)
 	}
 	if tp, ok := ts.srv.cat.Topic("ok0"); !ok || tp.Partitions != 4 {
 		t.Errorf("-1 partitions: %+v, want DefaultPartitions", tp)

@@ -14,6 +14,8 @@ package kafkaserver
 // directories.
 
 import (
+	"errors"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -22,7 +24,8 @@ import (
 // rules (else 17), replication factor -1 or 1 (else 38), no manual
 // replica assignment other than this broker alone (else 39), a
 // partition count above 0 or -1 for DefaultPartitions (else 37), the
-// configs the catalog knows (else 40), an existing name 36.
+// configs as AlterConfigs takes them (checkTopicConfigs, then the
+// catalog's checks of the values; else 40), an existing name 36.
 // ValidateOnly checks and creates nothing.
 func handleCreateTopics(s *Server, c *conn, req kmsg.Request, p *pending) error {
 	r := req.(*kmsg.CreateTopicsRequest)
@@ -67,6 +70,16 @@ func (s *Server) createTopic(rt *kmsg.CreateTopicsRequestTopic, st *kmsg.CreateT
 		if cfg.Value != nil {
 			configs[cfg.Name] = *cfg.Value
 		}
+	}
+	// As AlterConfigs checks them: a config logstore does not apply is
+	// accepted at the value it behaves as (cleanup.policy=delete, as
+	// Kafka Streams and Connect ask for), and not kept.
+	if err := checkTopicConfigs(configs, s.store.Options()); err != nil {
+		var refused *configRefusal
+		if errors.As(err, &refused) {
+			return refused.code, refused.msg
+		}
+		return kerr.InvalidConfig.Code, err.Error()
 	}
 	t, err := s.cat.CreateTopic(rt.Topic, n, configs, validateOnly)
 	if err != nil {

@@ -98,6 +98,8 @@
 //	18   ApiVersions      0-4       above 4: a v0 body, error 35, only key 18's range (KIP-511)
 //	19   CreateTopics     0-7
 //	20   DeleteTopics     0-6
+//	21   DeleteRecords    0-2       the log start moves, durably, before the answer (its low watermark);
+//	                                -1 the high watermark; past it or below -1: 1; unknown 3
 //	22   InitProducerId   0-4       with a transactional id: the transaction coordinator (below)
 //	24   AddPartitionsToTxn 0-3     v4+ (broker to broker, KIP-890) not advertised
 //	25   AddOffsetsToTxn  0-3       the group's __consumer_offsets partition joins the transaction

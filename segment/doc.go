@@ -112,6 +112,14 @@
 //   - A failed write or sync poisons the Log: every later call returns
 //     an error matching ErrPoisoned, since the page cache may have dropped
 //     the data. Close then leaves no clean mark, so the next Open recovers.
+//   - The log start only grows. Retention moves it to a segment's base;
+//     DeleteRecordsBefore (Kafka's DeleteRecords) to any offset up to
+//     DurableEnd, inside a segment too, whose earlier batches then stay
+//     in the file, unread (Read refuses offsets below the start), until
+//     the whole segment is below it and goes. The checkpoint holding the
+//     new start is synced before any file below it is removed, so a
+//     crash never brings back what was deleted, nor leaves a start past
+//     the recovered end.
 //   - Every file operation goes through vfs.FS, so tests inject faults.
 //
 // # Locking
@@ -122,7 +130,7 @@
 //   - syncMu: held by group commit's leader while it syncs, and by Close
 //     from start to end, so no sync runs on files Close closes.
 //   - ckptMu: serialises the checkpoint's writers (a flush moving the
-//     recovery point, ApplyRetention, Close). The checkpoint in memory
+//     recovery point, ApplyRetention, DeleteRecordsBefore, Close). The checkpoint in memory
 //     changes under ckptMu and mu both, so either one is enough to read
 //     it.
 //   - mu (read-write): the segment list, the poison error, closed, the

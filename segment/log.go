@@ -833,7 +833,10 @@ func (l *Log) advanceStart(to int64, op string) ([]int64, error) {
 	for _, s := range l.segs {
 		total += s.size
 	}
-	now := l.cfg.Now().UnixMilli()
+	var now int64 // read only when it matters: the clock is the caller's
+	if l.cfg.RetentionTime > 0 {
+		now = l.cfg.Now().UnixMilli()
+	}
 	n := 0
 	// Only flushed segments go: those the recovery point has passed.
 	for ; n < len(l.segs)-1 && l.segs[n+1].base <= l.ckpt.recoveryPoint; n++ {

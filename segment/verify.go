@@ -119,10 +119,12 @@ type Verifier struct {
 	// then its offset index, then its time index) and in byte order
 	// within a file.
 	Report func(Problem)
-	// Begin, when set, is called once before any Batch with the log
-	// start offset the next open uses (the checkpoint's, or the first
-	// segment's base offset).
-	Begin func(logStart int64) error
+	// Begin, when set, is called once before any Batch with the base
+	// offset of the first segment the next open keeps: where its replay
+	// of the producer state may start. (The log start it uses, the
+	// checkpoint's, may be above it, inside that segment; VerifyStats'
+	// StartOffset is that.)
+	Begin func(firstBase int64) error
 	// Batch, when set, is called with every valid batch in log order, up
 	// to the first damage found (so that what it sees is a log the next
 	// open keeps), with the .log file it is in and its byte position
@@ -311,12 +313,14 @@ func (w *verifyRun) run() (VerifyStats, error) {
 		w.report(Problem{Kind: ProblemNote, File: fileName(w.dir, base, logSuffix), Pos: -1,
 			Detail: fmt.Sprintf("the segment lies below the log start offset %d: the next open deletes it", ck.logStart)})
 	}
+	firstBase := ck.logStart
 	if len(bases) > 0 {
-		ck.logStart = max(ck.logStart, bases[drop])
+		firstBase = bases[drop]
+		ck.logStart = max(ck.logStart, firstBase)
 	}
 	w.stats.StartOffset, w.stats.EndOffset = ck.logStart, ck.logStart
 	if w.v.Begin != nil {
-		if err := w.v.Begin(ck.logStart); err != nil {
+		if err := w.v.Begin(firstBase); err != nil {
 			return w.stats, err
 		}
 	}
