@@ -121,7 +121,7 @@ func TestTopics(t *testing.T) {
 // case, and the topic's configs as describe --all-configs gave them.
 func topicsScenario(t *testing.T, tg topicsTarget) (map[string]string, []topicadmin.Config) {
 	t.Helper()
-	if out := tg.ok(t, "create", "--topic", "orders", "--partitions", "2", "--config", "retention.ms=1000"); out != "Created topic orders.\n" {
+	if out := tg.ok(t, "create", "--topic", "orders", "--partitions", "2", "--config", "retention.ms=1000", "--config", "cleanup.policy=delete"); out != "Created topic orders.\n" {
 		t.Fatalf("create printed %q", out)
 	}
 	tg.produce(t, "orders", 0, "a", "b", "c", "d")
@@ -176,7 +176,8 @@ func topicsScenario(t *testing.T, tg topicsTarget) (map[string]string, []topicad
 		{"create negative partitions", []string{"create", "--topic", "x", "--partitions", "-5"}, `create topic "x": INVALID_PARTITIONS: `},
 		{"create existing", []string{"create", "--topic", "orders"}, `create topic "orders": TOPIC_ALREADY_EXISTS: `},
 		{"create bad config value", []string{"create", "--topic", "x", "--config", "segment.bytes=12"}, `create topic "x": INVALID_CONFIG: `},
-		{"create unknown config", []string{"create", "--topic", "x", "--config", "no.such=1"}, `create topic "x": INVALID_CONFIG: `},
+		{"create unknown config", []string{"create", "--topic", "x", "--config", "no.such=1"}, `create topic "x": INVALID_CONFIG: Unknown topic config name: no.such`},
+		{"create read-only config", []string{"create", "--topic", "x", "--config", "cleanup.policy=compact"}, `create topic "x": INVALID_CONFIG: Topic config cleanup.policy=compact is not supported by logstore`},
 		{"create bad name", []string{"create", "--topic", "a/b"}, `create topic "a/b": INVALID_TOPIC_EXCEPTION: `},
 		{"create config not k=v", []string{"create", "--topic", "x", "--config", "segment.bytes"}, `--config "segment.bytes": want NAME=VALUE`},
 		{"alter bad value", []string{"alter-configs", "--topic", "orders", "--set", "segment.bytes=12"},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 
@@ -125,10 +126,17 @@ func (l *Local) configs(own map[string]string, all bool) []Config {
 	return out
 }
 
-// Create is catalog.Catalog.CreateTopic.
+// Create is catalog.Catalog.CreateTopic, the configs checked first as
+// the server's CreateTopics checks them (kafkaserver.CheckTopicConfigs:
+// a config logstore does not apply is accepted at the value it behaves
+// as, and not kept).
 func (l *Local) Create(_ context.Context, name string, partitions int32, configs map[string]string) (Topic, error) {
 	if partitions == -1 {
 		partitions = l.defaultPartitions
+	}
+	configs = maps.Clone(configs)
+	if err := kafkaserver.CheckTopicConfigs(configs, l.store.Options()); err != nil {
+		return Topic{}, &Error{Op: "create topic", Topic: name, Code: kerr.InvalidConfig, Message: err.Error()}
 	}
 	t, err := l.cat.CreateTopic(name, partitions, configs, false)
 	if err != nil {
