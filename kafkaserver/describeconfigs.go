@@ -135,7 +135,23 @@ func (d *configDescriber) topic(s *Server, name string, sr *kmsg.DescribeConfigs
 	if !ok {
 		return kerr.UnknownTopicOrPartition.Code, "topic " + strconv.Quote(name) + " does not exist"
 	}
-	opts := s.store.Options()
+	sr.Configs = d.topicConfigs(s.store.Options(), t.Configs, sr.Configs)
+	return errNone, ""
+}
+
+// TopicConfigs is what DescribeConfigs answers for a topic with its own
+// configs (as the catalog holds them) over a store with opts, every
+// config of the table with its source (no synonyms, no docs): what
+// `logstore topics describe` shows of a store it opens itself, the same
+// as a server over that store would answer.
+func TopicConfigs(opts logstore.Options, configs map[string]string) []kmsg.DescribeConfigsResponseResourceConfig {
+	var d configDescriber
+	return d.topicConfigs(opts, configs, nil)
+}
+
+// topicConfigs appends the wanted configs of a topic with its own
+// configs over a store with opts to dst.
+func (d *configDescriber) topicConfigs(opts logstore.Options, configs map[string]string, dst []kmsg.DescribeConfigsResponseResourceConfig) []kmsg.DescribeConfigsResponseResourceConfig {
 	for i := range topicConfigs {
 		c := &topicConfigs[i]
 		if !d.want(c.name) {
@@ -147,7 +163,7 @@ func (d *configDescriber) topic(s *Server, name string, sr *kmsg.DescribeConfigs
 		}
 		var syns []kmsg.DescribeConfigsResponseResourceConfigConfigSynonym
 		value := storeVal
-		if raw, set := t.Configs[c.name]; set && c.perTopic {
+		if raw, set := configs[c.name]; set && c.perTopic {
 			value = c.topicValue(raw)
 			syns = append(syns, synonym(c.name, sp(value), kmsg.ConfigSourceDynamicTopicConfig))
 		}
@@ -163,9 +179,9 @@ func (d *configDescriber) topic(s *Server, name string, sr *kmsg.DescribeConfigs
 				syns = append(syns, synonym(c.hoursSynonym, sp("168"), kmsg.ConfigSourceDefaultConfig))
 			}
 		}
-		sr.Configs = append(sr.Configs, d.entry(c.name, sp(value), !c.perTopic, c.typ, c.doc, syns))
+		dst = append(dst, d.entry(c.name, sp(value), !c.perTopic, c.typ, c.doc, syns))
 	}
-	return errNone, ""
+	return dst
 }
 
 func (d *configDescriber) broker(s *Server, name string, sr *kmsg.DescribeConfigsResponseResource) (int16, string) {

@@ -11,7 +11,7 @@ import (
 )
 
 // storeFlags are the flags of every command that opens a store (append,
-// producers, abort, read, perf produce, perf consume) that say how each
+// producers, abort, read, perf produce, perf consume, topics) that say how each
 // partition's producer state forgets producers: --producer-expiry and
 // --max-producers. check takes neither: it opens no store, and its
 // replay expects snapshots to have forgotten idle producers.

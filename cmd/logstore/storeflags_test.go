@@ -36,9 +36,10 @@ func TestStoreFlagsEveryCommand(t *testing.T) {
 		{"read", "--dir", dir},
 		{"perf", "produce", "--dir", dir, "--records", "1", "--record-size", "1"},
 		{"perf", "consume", "--dir", dir},
+		{"topics", "list", "--dir", dir},
 	} {
 		name := cmd[0]
-		if cmd[0] == "perf" {
+		if cmd[0] == "perf" || cmd[0] == "topics" {
 			name += " " + cmd[1]
 		}
 		help, _, code := runCLI(t, append(strings.Fields(name), "--help")...)
