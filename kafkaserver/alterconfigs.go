@@ -227,9 +227,10 @@ func (s *Server) alterTopicConfigs(name string, ops []configOp, incremental, val
 // CheckTopicConfigs is the check CreateTopics, AlterConfigs and
 // IncrementalAlterConfigs make of a topic's new set of configs before
 // the catalog checks their values (see checkTopicConfigs), for `logstore
-// topics create` and `alter-configs` on a store they open themselves: nil, or an error whose text is the message
-// the server answers with INVALID_CONFIG (40). Configs at the value
-// logstore behaves as are taken out of configs.
+// topics create` and `alter-configs` on a store they open themselves:
+// nil, or an error whose text is the message the server answers with
+// INVALID_CONFIG (40). Configs at the value logstore behaves as are
+// taken out of configs.
 func CheckTopicConfigs(configs map[string]string, opts logstore.Options) error {
 	return checkTopicConfigs(configs, opts)
 }
