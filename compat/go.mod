@@ -5,7 +5,9 @@ go 1.26.8
 require (
 	github.com/IBM/sarama v1.61.1
 	github.com/logstore/logstore v0.0.0
+	github.com/segmentio/kafka-go v0.4.51
 	github.com/twmb/franz-go v1.22.3
+	github.com/twmb/franz-go/pkg/kadm v1.18.0
 	github.com/twmb/franz-go/pkg/kmsg v1.15.1
 )
 
@@ -22,9 +24,7 @@ require (
 	github.com/klauspost/crc32 v1.3.0 // indirect
 	github.com/pierrec/lz4/v4 v4.1.33 // indirect
 	github.com/rcrowley/go-metrics v0.0.0-20250401214520-65e299d6c5c9 // indirect
-	github.com/segmentio/kafka-go v0.4.51 // indirect
 	github.com/spf13/pflag v1.0.10 // indirect
-	github.com/twmb/franz-go/pkg/kadm v1.18.0 // indirect
 	go.etcd.io/bbolt v1.5.0 // indirect
 	golang.org/x/crypto v0.57.0 // indirect
 	golang.org/x/net v0.59.0 // indirect
