@@ -65,11 +65,19 @@ func saramaAdminOps(v saramaVersion) adminOps {
 		DescribeConfigs: func(ctx context.Context, e *Env, topic string, names []string) (map[string]string, error) {
 			out := map[string]string{}
 			err := withSaramaAdmin(ctx, e, v, func(adm sarama.ClusterAdmin) error {
-				entries, err := adm.DescribeConfig(sarama.ConfigResource{Type: sarama.TopicResource, Name: topic, ConfigNames: names})
-				for _, c := range entries {
-					out[c.Name] = c.Value
+				rs, err := adm.DescribeConfigs([]*sarama.ConfigResource{{Type: sarama.TopicResource, Name: topic, ConfigNames: names}}, sarama.DescribeConfigsOptions{})
+				if err != nil {
+					return err
 				}
-				return err
+				for _, r := range rs {
+					if r.ErrorCode != sarama.ErrNoError {
+						return fmt.Errorf("%s: %w: %s", r.Name, r.ErrorCode, r.ErrorMsg)
+					}
+					for _, c := range r.Configs {
+						out[c.Name] = c.Value
+					}
+				}
+				return nil
 			})
 			return out, err
 		},
