@@ -2,7 +2,8 @@ package main
 
 // sarama's ClusterAdmin at 2.8 and newest: the admin rows of sarama.
 // ClusterAdmin has every admin call; its DescribeCluster sends
-// Metadata, not DescribeCluster (API 60), and says no cluster id.
+// DescribeCluster (API 60) at Version 2.8 and up (Metadata below) and
+// returns no cluster id.
 
 import (
 	"context"
@@ -165,6 +166,6 @@ func saramaAdminOps(v saramaVersion) adminOps {
 			})
 			return sizes, err
 		},
-		Via: map[string]string{FeatureDescribeCluster: "ClusterAdmin.DescribeCluster sends Metadata and says no cluster id"},
+		Via: map[string]string{FeatureDescribeCluster: "ClusterAdmin.DescribeCluster sends DescribeCluster at Version 2.8 and up, Metadata below, and returns no cluster id"},
 	}
 }
