@@ -64,6 +64,43 @@
 //     reads the records back; every data batch in the store carries the
 //     codec. zstd needs Produce v7 (Kafka 2.1): n/a below.
 //
+// The admin features (admin.go) make the report's admin table, one row
+// per client and version: kgo's kadm and sarama's ClusterAdmin at 2.8
+// and newest, confluent-kafka-python's AdminClient, kafka-python's
+// KafkaAdminClient, kafkajs's admin and segmentio/kafka-go's Client
+// (the last two clients run admin cells only). Each cell sets up with
+// kgo, makes one call with the client under test, and checks the
+// outcome with kgo; a client without the call is "n/a" with the reason.
+//
+//   - create topics: a topic of 3 partitions; kgo's Metadata shows
+//     partitions 0-2.
+//   - delete topics: a topic of 2 partitions with records; kgo's Metadata
+//     answers UNKNOWN_TOPIC_OR_PARTITION, and the stopped store has no
+//     directory of it.
+//   - describe configs: the client reads retention.ms and
+//     max.message.bytes (set at creation), segment.bytes and
+//     cleanup.policy with the values kgo's DescribeConfigs reads.
+//   - alter configs: AlterConfigs (the whole set) of retention.ms alone;
+//     kgo reads the new value as DYNAMIC_TOPIC_CONFIG and
+//     max.message.bytes (set at creation) back at its default, before
+//     and after a restart of the server (Env.Restart).
+//   - incremental alter configs: SET retention.ms; kgo reads it, and
+//     max.message.bytes keeps its value, before and after a restart.
+//   - create partitions: 2 partitions grown to 5; kgo's Metadata shows
+//     0-4 and kgo writes to partition 4.
+//   - delete records: partition 0 of 10 records deleted below offset 6;
+//     kgo's ListOffsets earliest is 6 there, 0 in the other partition,
+//     before and after a restart; the client's low watermark, where it
+//     reports one, is 6.
+//   - describe cluster: one broker, with kgo's node id, at the address
+//     the server advertises; cluster id and controller, where the client
+//     says them, as kgo's Metadata says. Most clients describe the
+//     cluster with Metadata, not DescribeCluster (API 60): the detail
+//     says so, and the requests line shows what was sent.
+//   - describe log dirs: 20 records in partition 0 of 2; the client's
+//     size of partition 0 is that of its segment files once the server
+//     stopped, partition 1's is 0.
+//
 // The details of each cell in the report give the measured facts (records,
 // answers dropped, retries recognised as duplicates, segment files,
 // batches per codec) and, for a cell that names its client id
@@ -91,18 +128,20 @@
 // checkers VerifyProduce, WriteTxnLog with CheckReadCommitted, VerifyTxn,
 // CheckGroup and StoreCodecs.
 //
-// The Go clients are modules of logstore's go.mod: franz-go (kgo), which
-// the tests use anyway, and github.com/IBM/sarama, which nothing but
-// this program imports: it is a client under test, and the only way to
-// measure it is to build it in.
+// The Go clients are modules of compat/go.mod: franz-go (kgo, and its
+// kadm), which the tests use anyway, and github.com/IBM/sarama and
+// github.com/segmentio/kafka-go, which nothing but this program
+// imports: they are clients under test, and the only way to measure
+// them is to build them in.
 //
 // The other clients run as child processes, each run bounded by the
 // cell's context and killed when it ends: kcat directly, and
-// confluent-kafka-python and kafkajs through the drivers in
-// compat/clients (embedded, run with python3 -c and node -e), which
-// print one JSON line per delivery report, record read, transaction end
-// and group assignment; external.go turns those lines into kafkatest's
+// confluent-kafka-python, kafka-python (Debian's python3-kafka, admin
+// only) and kafkajs through the drivers in compat/clients (embedded,
+// run with python3 -c and node -e), which print one JSON line per
+// delivery report, record read, transaction end, group assignment and
+// admin call's result; external.go turns those lines into kafkatest's
 // results, so the same checkers judge them. Their version column is
-// "default": librdkafka and kafkajs pick each request's version from the
-// server's ApiVersions answer.
+// "default": librdkafka, kafka-python, kafkajs and kafka-go pick each
+// request's version from the server's ApiVersions answer.
 package main

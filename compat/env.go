@@ -48,6 +48,9 @@ type Env struct {
 
 	faulted bool // Faults was called
 
+	bin          string // the logstore binary, for Restart
+	segmentBytes int    // its --segment-bytes, for Restart
+
 	wireMu sync.Mutex
 	// wire is the highest version of each API key the proxy saw in the
 	// requests of each client id.
@@ -95,7 +98,7 @@ func startEnv(bin, parent, nodeModules string, segmentBytes int) (*Env, error) {
 	e := &Env{
 		Dir: filepath.Join(root, "store"), Tmp: filepath.Join(root, "tmp"), NodeModules: nodeModules,
 		root: root, stderr: &lockedBuffer{}, verdicts: map[string]*kafkatest.TxnVerdict{},
-		wire: map[string]map[int16]int16{},
+		wire: map[string]map[int16]int16{}, bin: bin, segmentBytes: segmentBytes,
 	}
 	if err := os.Mkdir(e.Tmp, 0o755); err != nil {
 		os.RemoveAll(root)
@@ -193,6 +196,22 @@ func (e *Env) Stop() error {
 		}
 	})
 	return e.stopErr
+}
+
+// Restart stops the server (as Stop does: SIGTERM, exit 0) and starts a
+// new one on the same store directory, which the proxy then forwards
+// to: what a cell checks after it survived a restart.
+func (e *Env) Restart() error {
+	if err := e.Stop(); err != nil {
+		return err
+	}
+	e.stopOnce, e.stopErr = sync.Once{}, nil
+	addr, err := e.start(e.bin, e.segmentBytes)
+	if err != nil {
+		return fmt.Errorf("restart: %w", err)
+	}
+	e.Proxy.SetTarget(addr)
+	return nil
 }
 
 // close stops the server (killing it if it does not stop), closes the

@@ -40,6 +40,8 @@ type driverLine struct {
 	// the member's partitions at the end.
 	Member     *int    `json:"member"`
 	Assignment []int32 `json:"assignment"`
+	// Result: an admin call's answer (its shape is the call's).
+	Result json.RawMessage `json:"result"`
 }
 
 func (l *driverLine) isAck() bool        { return l.Error != nil && l.Txn == nil }

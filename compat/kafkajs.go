@@ -42,7 +42,7 @@ func init() {
 	}
 	kafkajsInfo = len(clientInfos)
 	clientInfos = append(clientInfos, info)
-	cellSets = append(cellSets, kafkajsCells)
+	cellSets = append(cellSets, kafkajsCells, kafkajsAdminCells)
 }
 
 // kafkajsInfo is the index of kafkajs's line in clientInfos. Its version
@@ -218,4 +218,34 @@ func kafkajsGroups(ctx context.Context, e *Env) Result {
 		return fail("%v", err)
 	}
 	return checkHandover(ctx, e, group, res, membersOf(run.Lines, 2), " (kafkajs's automatic commits)")
+}
+
+// kafkajsAdminCells: kafkajs's admin client. It has no incremental
+// alter and no call that describes log dirs; its describeCluster sends
+// Metadata.
+func kafkajsAdminCells() []Cell {
+	run := func(ctx context.Context, e *Env, args map[string]any) (json.RawMessage, error) {
+		r, err := runKafkajs(ctx, e, "admin", args)
+		if err != nil {
+			return nil, err
+		}
+		return adminResult(r)
+	}
+	ops := driverAdminOps(run,
+		featureSet(FeatureCreateTopics, FeatureDeleteTopics, FeatureDescribeConfigs, FeatureAlterConfigs, FeatureCreatePartitions, FeatureDeleteRecords, FeatureDescribeCluster),
+		map[string]string{
+			FeatureIncrementalAlter: "kafkajs's admin has no incremental alter (alterConfigs sends AlterConfigs)",
+			FeatureDescribeLogDirs:  "kafkajs's admin has no call that describes log dirs",
+		},
+		map[string]string{
+			FeatureDescribeCluster: "kafkajs's describeCluster sends Metadata",
+			FeatureDeleteRecords:   "after fetchTopicMetadata: deleteTopicRecords alone throws KafkaJSTopicMetadataNotLoaded on a fresh admin client",
+		})
+	return adminCells(kafkajsClient, "default", kafkajsClientID, ops, func(_ context.Context, e *Env) *Result {
+		if _, _, _, err := kafkaclients.Kafkajs(e.NodeModules); err != nil {
+			r := unavailable("%v", err)
+			return &r
+		}
+		return nil
+	})
 }

@@ -86,7 +86,7 @@ func init() {
 		}
 	}
 	clientInfos = append(clientInfos, confluent, kcat)
-	cellSets = append(cellSets, confluentCells, kcatCells)
+	cellSets = append(cellSets, confluentCells, confluentAdminCells, kcatCells)
 }
 
 // codecs are the codec features with librdkafka's names for them.
@@ -769,4 +769,30 @@ func kcatCodec(ctx context.Context, e *Env, kcat, codec string) Result {
 		return fail("%v", err)
 	}
 	return checkReadBack(e, res, read, codec, "kcat -C")
+}
+
+// confluentAdminCells: AdminClient of confluent-kafka-python 1.7.0.
+func confluentAdminCells() []Cell {
+	run := func(ctx context.Context, e *Env, args map[string]any) (json.RawMessage, error) {
+		r, err := runConfluent(ctx, e, "admin", args)
+		if err != nil {
+			return nil, err
+		}
+		return adminResult(r)
+	}
+	ops := driverAdminOps(run,
+		featureSet(FeatureCreateTopics, FeatureDeleteTopics, FeatureDescribeConfigs, FeatureAlterConfigs, FeatureCreatePartitions, FeatureDescribeCluster),
+		map[string]string{
+			FeatureIncrementalAlter: "AdminClient of confluent-kafka 1.7 has no incremental_alter_configs",
+			FeatureDeleteRecords:    "AdminClient of confluent-kafka 1.7 has no delete_records",
+			FeatureDescribeLogDirs:  "AdminClient of confluent-kafka 1.7 has no call that describes log dirs",
+		},
+		map[string]string{FeatureDescribeCluster: "AdminClient 1.7 has no describe_cluster: list_topics' ClusterMetadata, from Metadata"})
+	return adminCells(confluentClient, "default", confluentClientID, ops, func(context.Context, *Env) *Result {
+		if _, err := kafkaclients.ConfluentPython(); err != nil {
+			r := unavailable("%v", err)
+			return &r
+		}
+		return nil
+	})
 }

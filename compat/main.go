@@ -127,7 +127,7 @@ var cellSets []func() []Cell
 
 // clientOrder is the order of the clients in the run and the report (Go
 // runs the files' init functions in the order of their names).
-var clientOrder = []string{kgoClient, saramaClient, confluentClient, kcatClient, kafkajsClient}
+var clientOrder = []string{kgoClient, saramaClient, confluentClient, kcatClient, kafkaPythonClient, kafkajsClient, kafkaGoClient}
 
 // byClientOrder compares two client names by clientOrder; a name not in
 // it comes last.

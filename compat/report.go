@@ -111,7 +111,15 @@ func (r *report) write(w io.Writer) error {
 		byClient[o.Client] = append(byClient[o.Client], o)
 	}
 	for _, client := range clients {
-		outs := byClient[client]
+		var outs []outcome
+		for _, o := range byClient[client] {
+			if !isAdmin(o.Feature) {
+				outs = append(outs, o)
+			}
+		}
+		if len(outs) == 0 {
+			continue
+		}
 		var versions []string
 		cells := map[[2]string]outcome{}
 		for _, o := range outs {
@@ -144,6 +152,8 @@ func (r *report) write(w io.Writer) error {
 		}
 	}
 
+	r.writeAdmin(p)
+
 	p("\n## Details\n\nWhat each cell measured, and how long it took; \"requests\" is the highest version of each request the client under test sent, as the proxy saw it (by its client id).\n")
 	for _, client := range clients {
 		p("\n### %s\n\n", client)
@@ -163,4 +173,42 @@ func (r *report) write(w io.Writer) error {
 		}
 	}
 	return bw.Flush()
+}
+
+// writeAdmin writes the admin table: one row per client and version
+// that has admin cells, a column per admin feature.
+func (r *report) writeAdmin(p func(string, ...any)) {
+	type row struct{ client, version string }
+	var rows []row
+	cells := map[row]map[string]outcome{}
+	for _, o := range r.Outcomes {
+		if !isAdmin(o.Feature) {
+			continue
+		}
+		k := row{o.Client, o.Version}
+		if cells[k] == nil {
+			rows = append(rows, k)
+			cells[k] = map[string]outcome{}
+		}
+		cells[k][o.Feature] = o
+	}
+	if len(rows) == 0 {
+		return
+	}
+	p("\n## Admin\n\nEach client's admin calls (its admin client: kadm, sarama's ClusterAdmin, AdminClient, KafkaAdminClient, kafkajs's admin, kafka-go's Client), each checked with kgo afterwards.\n\n| client | version |")
+	for _, f := range adminFeatures {
+		p(" %s |", f)
+	}
+	p("\n|---|---|%s\n", strings.Repeat("---|", len(adminFeatures)))
+	for _, k := range rows {
+		p("| %s | %s |", escapeCell(k.client), k.version)
+		for _, f := range adminFeatures {
+			if o, ok := cells[k][f]; ok {
+				p(" %s |", cellText(o))
+			} else {
+				p(" not run |")
+			}
+		}
+		p("\n")
+	}
 }

@@ -14,7 +14,7 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 // TestReportGolden renders a report of every kind of cell (pass, FAIL
 // with a long and a multi-line detail and a "|" in it, n/a, not
 // installed, a feature outside the standard columns, a version row that
-// lacks a feature) and compares it with testdata/report.golden.md.
+// lacks a feature, admin cells, a client with admin cells only) and compares it with testdata/report.golden.md.
 func TestReportGolden(t *testing.T) {
 	r := &report{
 		Date:     time.Date(2026, 12, 1, 23, 30, 0, 0, time.UTC),
@@ -33,6 +33,9 @@ func TestReportGolden(t *testing.T) {
 			{Cell: Cell{Client: "franz-go (kgo)", Version: "newest", Feature: FeatureZstd}, Result: fail("the server exited with exit status 1; its stderr:\nline one\nline two"), Took: 3 * time.Second},
 			{Cell: Cell{Client: "kcat", Version: "default", Feature: FeatureGroups}, Result: unavailable("kcat is not on PATH"), Took: 0},
 			{Cell: Cell{Client: "kcat", Version: "default", Feature: "metadata"}, Result: pass("one broker"), Took: 100 * time.Millisecond},
+			{Cell: Cell{Client: "franz-go (kgo)", Version: "newest", Feature: FeatureCreateTopics}, Result: pass("created"), Took: 300 * time.Millisecond, Wire: "CreateTopics v7"},
+			{Cell: Cell{Client: "franz-go (kgo)", Version: "newest", Feature: FeatureDeleteRecords}, Result: fail("kgo's ListOffsets earliest: partition 0 0 (want 6)"), Took: 400 * time.Millisecond},
+			{Cell: Cell{Client: "admin-only", Version: "default", Feature: FeatureDescribeLogDirs}, Result: notSupported("no such call"), Took: 0},
 		},
 		Partial: true,
 	}

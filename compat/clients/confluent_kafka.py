@@ -30,6 +30,13 @@ deadline and exits 2 when it runs out.
     the group read every record. One line per record read: member,
     partition, offset, value; one per member: member, assignment (member
     1's as it left).
+  admin: one AdminClient call, "op": create_topic (topic, partitions),
+    delete_topic (topic), describe_configs (topic, names), alter_configs
+    (topic, configs: the whole set, AlterConfigs), create_partitions
+    (topic, total), describe_cluster (list_topics' ClusterMetadata:
+    AdminClient 1.7 has no describe_cluster). One line: {"result": ...}
+    (configs by name; cluster_id, controller, brokers); a failed call
+    raises, and the process exits 1 with the error on stderr.
 """
 
 import json
@@ -225,9 +232,44 @@ def group(a):
     members[0].close()
 
 
+def admin(a):
+    from confluent_kafka.admin import AdminClient, ConfigResource, NewPartitions, NewTopic
+    conf = {"bootstrap.servers": a["bootstrap"]}
+    conf.update(a.get("config") or {})
+    adm = AdminClient(conf)
+    timeout = max(1, a["seconds"] - 1)
+    op, topic = a["op"], a.get("topic")
+
+    def wait(futures):
+        for f in futures.values():
+            f.result(timeout=timeout)
+
+    result = {}
+    if op == "create_topic":
+        wait(adm.create_topics([NewTopic(topic, a["partitions"], 1)], operation_timeout=timeout, request_timeout=timeout))
+    elif op == "delete_topic":
+        wait(adm.delete_topics([topic], operation_timeout=timeout, request_timeout=timeout))
+    elif op == "describe_configs":
+        fs = adm.describe_configs([ConfigResource("topic", topic)], request_timeout=timeout)
+        for f in fs.values():
+            entries = f.result(timeout=timeout)
+            result["configs"] = {n: e.value for n, e in entries.items() if n in a["names"]}
+    elif op == "alter_configs":
+        wait(adm.alter_configs([ConfigResource("topic", topic, set_config=a["configs"])], request_timeout=timeout))
+    elif op == "create_partitions":
+        wait(adm.create_partitions([NewPartitions(topic, a["total"])], operation_timeout=timeout, request_timeout=timeout))
+    elif op == "describe_cluster":
+        md = adm.list_topics(timeout=timeout)
+        result = {"cluster_id": md.cluster_id or "", "controller": md.controller_id,
+                  "brokers": [{"id": b.id, "host": b.host, "port": b.port} for b in md.brokers.values()]}
+    else:
+        raise ValueError("unknown admin op %r" % op)
+    out({"result": result})
+
+
 def main():
     mode, args = sys.argv[1], json.loads(sys.argv[2])
-    {"produce": produce, "consume": consume, "txn": txn, "group": group}[mode](args)
+    {"produce": produce, "consume": consume, "txn": txn, "group": group, "admin": admin}[mode](args)
 
 
 if __name__ == "__main__":

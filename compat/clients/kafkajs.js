@@ -32,9 +32,17 @@
 //     until it holds every partition; the other half is sent and member 0
 //     reads it. One line per record read: member, partition, offset,
 //     value; one per member: member, assignment (member 1's as it left).
+//   admin: one kafka.admin() call, "op": create_topic (topic,
+//     partitions), delete_topic (topic), describe_configs (topic, names),
+//     alter_configs (topic, configs: the whole set, AlterConfigs),
+//     create_partitions (topic, total), delete_records (topic,
+//     partition, before: deleteTopicRecords), describe_cluster (its
+//     describeCluster, from Metadata). One line: {"result": ...} (configs
+//     by name; cluster_id, controller, brokers); a failed call throws,
+//     and the process exits 1 with the error on stderr.
 'use strict'
 
-const { Kafka, logLevel, CompressionTypes } = require('kafkajs')
+const { Kafka, logLevel, CompressionTypes, ConfigResourceTypes } = require('kafkajs')
 
 const [mode, json] = process.argv.slice(process.argv[1] === '-' || process.argv[1].endsWith('.js') ? 2 : 1)
 const a = JSON.parse(json)
@@ -226,8 +234,66 @@ async function group () {
   await consumers[0].disconnect()
 }
 
+async function admin () {
+  const adm = kafka.admin()
+  await adm.connect()
+  const timeout = Math.max(1, (a.seconds || 45) - 1) * 1000
+  let result = {}
+  switch (a.op) {
+    case 'create_topic':
+      if (!await adm.createTopics({ topics: [{ topic: a.topic, numPartitions: a.partitions, replicationFactor: 1 }], timeout })) {
+        throw new Error(`createTopics answered false: ${a.topic} exists`)
+      }
+      break
+    case 'delete_topic':
+      await adm.deleteTopics({ topics: [a.topic], timeout })
+      break
+    case 'describe_configs': {
+      const res = await adm.describeConfigs({ resources: [{ type: ConfigResourceTypes.TOPIC, name: a.topic, configNames: a.names }], includeSynonyms: false })
+      const configs = {}
+      for (const r of res.resources) {
+        if (r.errorCode !== 0) throw new Error(`describeConfigs of ${r.resourceName}: error code ${r.errorCode}: ${r.errorMessage}`)
+        for (const c of r.configEntries) configs[c.configName] = c.configValue
+      }
+      result = { configs }
+      break
+    }
+    case 'alter_configs': {
+      const configEntries = Object.entries(a.configs).map(([name, value]) => ({ name, value }))
+      const res = await adm.alterConfigs({ resources: [{ type: ConfigResourceTypes.TOPIC, name: a.topic, configEntries }], validateOnly: false })
+      for (const r of res.resources) {
+        if (r.errorCode !== 0) throw new Error(`alterConfigs of ${r.resourceName}: error code ${r.errorCode}: ${r.errorMessage}`)
+      }
+      break
+    }
+    case 'create_partitions':
+      await adm.createPartitions({ topicPartitions: [{ topic: a.topic, count: a.total }], timeout })
+      break
+    case 'delete_records':
+      // deleteTopicRecords looks the partitions' leaders up in metadata
+      // it does not load itself: without this it throws
+      // KafkaJSTopicMetadataNotLoaded.
+      await adm.fetchTopicMetadata({ topics: [a.topic] })
+      await adm.deleteTopicRecords({ topic: a.topic, partitions: [{ partition: a.partition, offset: String(a.before) }] })
+      break
+    case 'describe_cluster': {
+      const c = await adm.describeCluster()
+      result = {
+        cluster_id: c.clusterId || '',
+        controller: c.controller == null ? -1 : c.controller,
+        brokers: c.brokers.map(b => ({ id: b.nodeId, host: b.host, port: b.port })),
+      }
+      break
+    }
+    default:
+      throw new Error(`unknown admin op ${a.op}`)
+  }
+  await adm.disconnect()
+  out({ result })
+}
+
 const timer = deadline()
-const modes = { produce, consume, txn, group }
+const modes = { produce, consume, txn, group, admin }
 modes[mode]().then(() => { clearTimeout(timer) }, e => {
   process.stderr.write(`${errText(e)}\n${e.stack}\n`)
   process.exit(1)
