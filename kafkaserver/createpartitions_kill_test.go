@@ -6,12 +6,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -32,31 +30,8 @@ import (
 func TestE2EKillDuringCreatePartitions(t *testing.T) {
 	t.Parallel()
 	const topic = "grow9"
-	addr := freeAddr(t)
-	c := startChild(t, childSpec{Listen: addr, Advertise: addr, MetricsListen: freeAddr(t), SegmentBytes: 1 << 20})
-	seed := uint64(time.Now().UnixNano())
-	if v := os.Getenv("LOGSTORE_GROW_KILL_SEED"); v != "" {
-		seed, _ = strconv.ParseUint(v, 10, 64)
-	}
-	rng := rand.New(rand.NewPCG(seed, 0))
-	fail := func(format string, args ...any) {
-		t.Helper()
-		t.Fatalf("seed %d: %s (replay: LOGSTORE_GROW_KILL_SEED=%d)", seed, fmt.Sprintf(format, args...), seed)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	newClient := func(opts ...kgo.Opt) *kgo.Client {
-		cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr)}, opts...)...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return cl
-	}
-	admCl := newClient()
-	if _, err := kadm.NewClient(admCl).CreateTopic(ctx, 1, 1, nil, topic); err != nil {
-		t.Fatal(err)
-	}
-	admCl.Close()
+	h := newKillHarness(t, topic, 1, 1<<20, "LOGSTORE_GROW_KILL_SEED")
+	ctx, rng, fail, newClient := h.ctx, h.rng, h.fail, h.client
 
 	count := int32(1)                     // the count last acknowledged
 	acked := map[int32]map[int64]string{} // partition -> offset -> value
@@ -67,19 +42,10 @@ func TestE2EKillDuringCreatePartitions(t *testing.T) {
 	for round := range rounds {
 		admCl := newClient(kgo.RequestRetries(0))
 		adm := kadm.NewClient(admCl)
-		// Not idempotent: an idempotent kgo producer never fails a batch
-		// whose answer the kill lost (it may have been written), whatever
-		// the context or delivery timeout, so its ProduceSync would wait
-		// for a server that restarts only after it returns.
-		prod := newClient(kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.DisableIdempotentWrite(), kgo.RecordDeliveryTimeout(3*time.Second))
+		prod := h.producer()
 		// kgo knows these partitions from its first metadata.
 		known := count
-		var killing atomic.Bool
-		killed := make(chan error, 1)
-		timer := time.AfterFunc(time.Duration(20+rng.IntN(300))*time.Millisecond, func() {
-			killing.Store(true)
-			killed <- c.kill()
-		})
+		killing, dead := h.armKill(20, 300)
 		attempt := count
 		for i := 0; count < 1000; i++ {
 			attempt = count + 1 + rng.Int32N(2)
@@ -114,18 +80,10 @@ func TestE2EKillDuringCreatePartitions(t *testing.T) {
 			}
 			acked[p][r.Offset] = v
 		}
-		if !timer.Stop() {
-			if err := <-killed; err != nil {
-				t.Fatal(err)
-			}
-		} else if err := c.kill(); err != nil {
-			t.Fatal(err)
-		}
+		dead()
 		prod.Close()
 		admCl.Close()
-		if err := c.start(); err != nil {
-			t.Fatal(err)
-		}
+		h.restart()
 
 		// The topic after the restart.
 		admCl = newClient()
@@ -141,12 +99,12 @@ func TestE2EKillDuringCreatePartitions(t *testing.T) {
 		if n != count {
 			midGrowth++
 		}
-		checkGrowDirs(t, c.spec.Dir, topic, td[topic].ID, n, fail)
+		checkGrowDirs(t, h.c.spec.Dir, topic, td[topic].ID, n, fail)
 		checkAcked(t, ctx, newClient, topic, acked, fail)
 		admCl.Close()
 		count = n
 	}
-	t.Logf("seed %d: %d rounds, %d growths acknowledged, %d kills between a growth's request and its answer that left it done, %d partitions", seed, rounds, grown, midGrowth, count)
+	t.Logf("seed %d: %d rounds, %d growths acknowledged, %d kills between a growth's request and its answer that left it done, %d partitions", h.seed, rounds, grown, midGrowth, count)
 }
 
 // checkGrowDirs checks the child's store directory: exactly n partition

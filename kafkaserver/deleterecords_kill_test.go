@@ -5,13 +5,11 @@ package kafkaserver_test
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -34,31 +32,8 @@ import (
 func TestE2EKillDuringDeleteRecords(t *testing.T) {
 	t.Parallel()
 	const topic = "trim"
-	addr := freeAddr(t)
-	c := startChild(t, childSpec{Listen: addr, Advertise: addr, MetricsListen: freeAddr(t), SegmentBytes: 2048})
-	seed := uint64(time.Now().UnixNano())
-	if v := os.Getenv("LOGSTORE_TRIM_KILL_SEED"); v != "" {
-		seed, _ = strconv.ParseUint(v, 10, 64)
-	}
-	rng := rand.New(rand.NewPCG(seed, 0))
-	fail := func(format string, args ...any) {
-		t.Helper()
-		t.Fatalf("seed %d: %s (replay: LOGSTORE_TRIM_KILL_SEED=%d)", seed, fmt.Sprintf(format, args...), seed)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	newClient := func(opts ...kgo.Opt) *kgo.Client {
-		cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr)}, opts...)...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return cl
-	}
-	admCl := newClient()
-	if _, err := kadm.NewClient(admCl).CreateTopic(ctx, 2, 1, nil, topic); err != nil {
-		t.Fatal(err)
-	}
-	admCl.Close()
+	h := newKillHarness(t, topic, 2, 2048, "LOGSTORE_TRIM_KILL_SEED")
+	ctx, rng, fail := h.ctx, h.rng, h.fail
 
 	acked := [2]map[int64]string{{}, {}} // partition -> offset -> value
 	var low, end [2]int64                // the low watermark last acknowledged; the end acknowledged
@@ -67,16 +42,10 @@ func TestE2EKillDuringDeleteRecords(t *testing.T) {
 		rounds = 3
 	}
 	for round := range rounds {
-		admCl := newClient(kgo.RequestRetries(0))
+		admCl := h.client(kgo.RequestRetries(0))
 		adm := kadm.NewClient(admCl)
-		// Not idempotent: see TestE2EKillDuringCreatePartitions.
-		prod := newClient(kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.DisableIdempotentWrite(), kgo.RecordDeliveryTimeout(3*time.Second))
-		var killing atomic.Bool
-		killed := make(chan error, 1)
-		timer := time.AfterFunc(time.Duration(50+rng.IntN(400))*time.Millisecond, func() {
-			killing.Store(true)
-			killed <- c.kill()
-		})
+		prod := h.producer()
+		killing, dead := h.armKill(50, 400)
 		asked := low // what a cut-off DeleteRecords asked for
 	loop:
 		for i := 0; i < 5000; i++ {
@@ -119,20 +88,12 @@ func TestE2EKillDuringDeleteRecords(t *testing.T) {
 			low[p], asked[p] = r.LowWatermark, r.LowWatermark
 			deletes++
 		}
-		if !timer.Stop() {
-			if err := <-killed; err != nil {
-				t.Fatal(err)
-			}
-		} else if err := c.kill(); err != nil {
-			t.Fatal(err)
-		}
+		dead()
 		prod.Close()
 		admCl.Close()
-		if err := c.start(); err != nil {
-			t.Fatal(err)
-		}
+		h.restart()
 
-		cl := newClient()
+		cl := h.client()
 		starts, err := kadm.NewClient(cl).ListStartOffsets(ctx, topic)
 		if err != nil {
 			fail("round %d: ListStartOffsets after the restart: %v", round, err)
@@ -152,11 +113,11 @@ func TestE2EKillDuringDeleteRecords(t *testing.T) {
 	}
 	// Every flushed segment wholly below a start is gone: the store's
 	// files, once the child has stopped.
-	if err := c.stop(); err != nil {
+	if err := h.c.stop(); err != nil {
 		t.Fatal(err)
 	}
 	for p := range 2 {
-		pdir := filepath.Join(c.spec.Dir, fmt.Sprintf("%s-%d", topic, p))
+		pdir := filepath.Join(h.c.spec.Dir, fmt.Sprintf("%s-%d", topic, p))
 		ents, err := os.ReadDir(pdir)
 		if err != nil {
 			t.Fatal(err)
@@ -176,7 +137,7 @@ func TestE2EKillDuringDeleteRecords(t *testing.T) {
 			fail("partition %d starts at %d, and its segments %v hold one wholly below it", p, low[p], bases)
 		}
 	}
-	t.Logf("seed %d: %d rounds, %d DeleteRecords acknowledged, %d cut off by a kill that left them done; starts %v, ends %v", seed, rounds, deletes, cut, low, end)
+	t.Logf("seed %d: %d rounds, %d DeleteRecords acknowledged, %d cut off by a kill that left them done; starts %v, ends %v", h.seed, rounds, deletes, cut, low, end)
 }
 
 // checkTrimmed reads partition p from start and checks that every
