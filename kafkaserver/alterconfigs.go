@@ -76,24 +76,28 @@ func handleAlterConfigs(s *Server, c *conn, req kmsg.Request, p *pending) error 
 	resp.Resources = answerEach(r.Resources, func(rr *kmsg.AlterConfigsRequestResource, sr *kmsg.AlterConfigsResponseResource) {
 		*sr = kmsg.NewAlterConfigsResponseResource()
 		sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName
-		var code int16
-		var msg string
-		if dup[configResource{rr.ResourceType, rr.ResourceName}] {
-			code, msg = kerr.InvalidRequest.Code, "Each resource must appear at most once."
-		} else {
-			ops := make([]configOp, len(rr.Configs))
-			for i, cfg := range rr.Configs {
-				ops[i] = configOp{name: cfg.Name, op: kmsg.IncrementalAlterConfigOpSet, value: cfg.Value}
-			}
-			code, msg = s.alterResource(rr.ResourceType, rr.ResourceName, ops, false, r.ValidateOnly)
+		ops := make([]configOp, len(rr.Configs))
+		for i, cfg := range rr.Configs {
+			ops[i] = configOp{name: cfg.Name, op: kmsg.IncrementalAlterConfigOpSet, value: cfg.Value}
 		}
-		sr.ErrorCode = code
-		if code != errNone {
-			sr.ErrorMessage = &msg
-		}
-		p.setErr(code)
+		sr.ErrorCode, sr.ErrorMessage = s.answerAlter(dup, rr.ResourceType, rr.ResourceName, ops, false, r.ValidateOnly, p)
 	})
 	return nil
+}
+
+// answerAlter answers one resource of an alter request: 42 for a
+// resource the request names twice, else alterResource's answer, with a
+// null message on success; p notes the code.
+func (s *Server) answerAlter(dup map[configResource]bool, typ kmsg.ConfigResourceType, name string, ops []configOp, incremental, validateOnly bool, p *pending) (int16, *string) {
+	code, msg := kerr.InvalidRequest.Code, "Each resource must appear at most once."
+	if !dup[configResource{typ, name}] {
+		code, msg = s.alterResource(typ, name, ops, incremental, validateOnly)
+	}
+	p.setErr(code)
+	if code == errNone {
+		return code, nil
+	}
+	return code, &msg
 }
 
 // configResource is a resource of an alter request.

@@ -24,10 +24,7 @@ package kafkaserver
 // types, the checks of the new set, durability, the broker) is
 // AlterConfigs' (alterconfigs.go).
 
-import (
-	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kmsg"
-)
+import "github.com/twmb/franz-go/pkg/kmsg"
 
 func handleIncrementalAlterConfigs(s *Server, c *conn, req kmsg.Request, p *pending) error {
 	r := req.(*kmsg.IncrementalAlterConfigsRequest)
@@ -39,22 +36,11 @@ func handleIncrementalAlterConfigs(s *Server, c *conn, req kmsg.Request, p *pend
 	resp.Resources = answerEach(r.Resources, func(rr *kmsg.IncrementalAlterConfigsRequestResource, sr *kmsg.IncrementalAlterConfigsResponseResource) {
 		*sr = kmsg.NewIncrementalAlterConfigsResponseResource()
 		sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName
-		var code int16
-		var msg string
-		if dup[configResource{rr.ResourceType, rr.ResourceName}] {
-			code, msg = kerr.InvalidRequest.Code, "Each resource must appear at most once."
-		} else {
-			ops := make([]configOp, len(rr.Configs))
-			for i, cfg := range rr.Configs {
-				ops[i] = configOp{name: cfg.Name, op: cfg.Op, value: cfg.Value}
-			}
-			code, msg = s.alterResource(rr.ResourceType, rr.ResourceName, ops, true, r.ValidateOnly)
+		ops := make([]configOp, len(rr.Configs))
+		for i, cfg := range rr.Configs {
+			ops[i] = configOp{name: cfg.Name, op: cfg.Op, value: cfg.Value}
 		}
-		sr.ErrorCode = code
-		if code != errNone {
-			sr.ErrorMessage = &msg
-		}
-		p.setErr(code)
+		sr.ErrorCode, sr.ErrorMessage = s.answerAlter(dup, rr.ResourceType, rr.ResourceName, ops, true, r.ValidateOnly, p)
 	})
 	return nil
 }
