@@ -55,10 +55,6 @@ type Partition struct {
 	// txns are the open transactions, for LastStableOffset (txn.go).
 	txns txnTracker
 
-	// stopSync and syncDone stop the background syncer of SyncInterval.
-	stopSync chan struct{}
-	syncDone chan struct{}
-
 	// durableSig wakes the waiters of DurableChanged and the
 	// DurableWatchers registered with the partition (read.go).
 	durableSig durableSignal
@@ -91,11 +87,6 @@ func openPartition(s *Store, id PartitionID, pdir string) (*Partition, error) {
 	p.log, p.recovery = log, report
 	if err := p.loadProducerState(pdir); err != nil {
 		return nil, errors.Join(err, log.Close(), p.closeSnapshots())
-	}
-	if d := p.mode.Interval(); d > 0 {
-		p.stopSync = make(chan struct{})
-		p.syncDone = make(chan struct{})
-		go p.syncEvery(d)
 	}
 	return p, nil
 }
@@ -270,26 +261,8 @@ func (p *Partition) Flushed() error {
 	return nil
 }
 
-// syncEvery is the background syncer of SyncInterval. It stops at the
-// first failed sync: the log is poisoned, and every later append says so.
-func (p *Partition) syncEvery(d time.Duration) {
-	defer close(p.syncDone)
-	t := time.NewTicker(d)
-	defer t.Stop()
-	for {
-		select {
-		case <-p.stopSync:
-			return
-		case <-t.C:
-		}
-		if err := p.log.SyncTo(p.log.EndOffset()); err != nil {
-			return
-		}
-	}
-}
-
-// Close stops the partition: it waits for the appends and reads in
-// flight, stops the background syncer, and closes the log cleanly (which
+// Close stops the partition: it waits for the appends, reads and
+// background sync (syncer.go) in flight, and closes the log cleanly (which
 // syncs it, in every mode). A poisoned partition closes without the
 // clean mark and returns the error that poisoned it. Later calls fail
 // with ErrClosed; a later Store.Partition opens the partition again.
@@ -302,10 +275,6 @@ func (p *Partition) Close() error {
 		return err
 	}
 	p.closed = true
-	if p.stopSync != nil {
-		close(p.stopSync)
-		<-p.syncDone
-	}
 	err := p.saveCloseSnapshot()
 	err = errors.Join(err, p.log.Close())
 	if err == nil {

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -535,6 +536,73 @@ func TestSyncNever(t *testing.T) {
 	}
 	if got := readValues(t, p); !mapsEqual(got, want) {
 		t.Errorf("after reopen read back %d records, want %d", len(got), len(want))
+	}
+}
+
+// TestSyncIntervalManyPartitions: SyncInterval's syncer is one for the
+// store, not a goroutine per partition, and it syncs every partition
+// that appended; a poisoned partition is skipped, the others go on.
+func TestSyncIntervalManyPartitions(t *testing.T) {
+	fsys := newTestFS()
+	dir := t.TempDir()
+	s := openStore(t, dir, logstore.Options{Sync: logstore.SyncInterval(10 * time.Millisecond)}.WithFS(fsys))
+	before := runtime.NumGoroutine()
+	const n = 100
+	parts := make([]*logstore.Partition, n)
+	for i := range parts {
+		parts[i] = openPartition(t, s, "many", int32(i))
+	}
+	if g := runtime.NumGoroutine() - before; g > 20 {
+		t.Fatalf("%d more goroutines with %d partitions open", g, n)
+	}
+	// waitSynced waits until all but skip partitions have their .log
+	// synced to its size, and returns those that have not.
+	waitSynced := func(what string, skip int) []int {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			synced := fsys.syncedSizes()
+			var behind []int
+			for i := range parts {
+				path := filepath.Join(dir, fmt.Sprintf("many-%d", i), "00000000000000000000.log")
+				fi, err := os.Stat(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if synced[path] != fi.Size() {
+					behind = append(behind, i)
+				}
+			}
+			if len(behind) <= skip {
+				return behind
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: %d of %d partitions not synced in the background after 10 s", what, len(behind), n)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	// One partition's next sync fails: it is poisoned, the others are
+	// synced.
+	fsys.failSync.Store(true)
+	for _, p := range parts {
+		if _, err := p.Append(batchOf("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	behind := waitSynced("the first appends", 1)
+	if len(behind) != 1 {
+		t.Fatalf("partitions %v not synced, want the one whose sync failed", behind)
+	}
+	for i, p := range parts {
+		_, err := p.Append(batchOf("y"))
+		if (i == behind[0]) != errors.Is(err, segment.ErrPoisoned) {
+			t.Fatalf("partition %d (poisoned: %d): append: %v", i, behind[0], err)
+		}
+	}
+	waitSynced("the second appends", 1)
+	if err := s.Close(); !errors.Is(err, segment.ErrPoisoned) {
+		t.Fatalf("Close: %v, want the poisoned partition's error", err)
 	}
 }
 

@@ -109,6 +109,10 @@ type Store struct {
 	// partitions end with the options of the call that returned last.
 	setOptsMu sync.Mutex
 
+	// syncer is SyncInterval's background syncer (syncer.go), nil in
+	// the other modes.
+	syncer *intervalSyncer
+
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -153,13 +157,17 @@ func OpenContext(ctx context.Context, dir string, opts Options) (*Store, error) 
 	if err := removeDeletedDirs(opts.fs, dir); err != nil {
 		return nil, errors.Join(fmt.Errorf("logstore: open store %s: %w", dir, err), lock.unlock())
 	}
-	return &Store{
+	s := &Store{
 		dir:   dir,
 		opts:  opts,
 		fs:    opts.fs,
 		lock:  lock,
 		parts: make(map[PartitionID]*partEntry),
-	}, nil
+	}
+	if d := opts.Sync.Interval(); d > 0 {
+		s.syncer = startIntervalSyncer(s, d)
+	}
+	return s, nil
 }
 
 // createStoreDir creates dir and any missing parents, and syncs the
@@ -369,6 +377,10 @@ func (s *Store) Close() error {
 			entries = append(entries, e)
 		}
 		s.mu.Unlock()
+		// The syncer first: Close syncs every partition anyway.
+		if s.syncer != nil {
+			s.syncer.close()
+		}
 
 		var errs []error
 		for _, e := range entries {
