@@ -41,7 +41,7 @@ func TestLeaderEpochsNative(t *testing.T) {
 	for _, c := range []struct {
 		ask, epoch int32
 		end        int64
-	}{{-1, -1, -1}, {0, 0, 5}, {1, -1, -1}} {
+	}{{-1, -1, -1}, {0, 0, 5}, {1, -1, -1}, {-5, -5, 3}} { // below every epoch: itself, the first start
 		if e, o := p.EndOffsetForEpoch(c.ask); e != c.epoch || o != c.end {
 			t.Errorf("epoch %d: (%d, %d), want (%d, %d)", c.ask, e, o, c.epoch, c.end)
 		}
