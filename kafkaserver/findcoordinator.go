@@ -33,8 +33,9 @@ const (
 // (Config.Advertise or the one the client connected to), for a group
 // (key type 0: the group coordinator of every group) and for a
 // transactional id (key type 1, v1+: the transaction coordinator of
-// every transactional id). v0-3 answer in the top-level fields, v4+
-// with one entry per key.
+// every transactional id); any other key type (2, a share group, v6) is
+// 42 INVALID_REQUEST with node -1. v0-3 answer in the top-level fields,
+// v4+ with one entry per key.
 func handleFindCoordinator(s *Server, c *conn, req kmsg.Request, p *pending) error {
 	r := req.(*kmsg.FindCoordinatorRequest)
 	resp := r.ResponseKind().(*kmsg.FindCoordinatorResponse)

@@ -42,11 +42,13 @@ const (
 	listLatestTiered  = -5
 )
 
-// handleListOffsets answers ListOffsets v1-8: -2 and -4 the log start,
+// handleListOffsets answers ListOffsets v1-10: -2 and -4 the log start,
 // -1 the high watermark, or under IsolationLevel 1 (read_committed, v2+)
-// the last stable offset, -3 (v7+) the offset of the record with the
-// largest timestamp (Partition.MaxTimestamp), t >= 0 the first offset
-// whose timestamp is >= t by the time index. Leader epoch 0. As in
+// the last stable offset, -5 (v9+) no offset (nothing is tiered), -3
+// (v7+) the offset of the record with the largest timestamp
+// (Partition.MaxTimestamp), t >= 0 the first offset whose timestamp is
+// >= t by the time index. Leader epoch 0; CurrentLeaderEpoch (v4+)
+// checked by leaderEpochCode first. As in
 // Kafka's fetchOffsetForTimestamp, nothing at or past the high
 // watermark, or under read_committed the LSO, is ever named: -3 and
 // t >= 0 answer no offset (-1) when theirs is there.
