@@ -80,6 +80,7 @@ func init() {
 		{key: 61, name: "DescribeProducers", min: 0, max: 0, handle: handleDescribeProducers},
 		{key: 65, name: "DescribeTransactions", min: 0, max: 0, handle: handleDescribeTransactions},
 		{key: 66, name: "ListTransactions", min: 0, max: 1, handle: handleListTransactions},
+		{key: 75, name: "DescribeTopicPartitions", min: 0, max: 0, handle: handleDescribeTopicPartitions},
 		{key: 60, name: "DescribeCluster", min: 0, max: 1, handle: handleDescribeCluster},
 		{key: 35, name: "DescribeLogDirs", min: 0, max: 4, handle: handleDescribeLogDirs},
 	}

@@ -131,6 +131,8 @@
 //	65   DescribeTransactions 0     from the coordinator; unknown id 105, empty id 42
 //	66   ListTransactions 0-1       Kafka's state, producer id and (v1) duration filters;
 //	                                v2's transactional id pattern not advertised
+//	75   DescribeTopicPartitions 0  Metadata's partitions, paged as Kafka's handler: name order from the
+//	                                cursor, at most ResponsePartitionLimit (1-2000), NextCursor
 //
 // The group APIs are the classic protocol of package groupcoord (its doc
 // has the states and the file). No KIP-848 (ConsumerGroupHeartbeat, 68,

@@ -238,6 +238,16 @@ func TestEveryAdvertisedVersion(t *testing.T) {
 						}
 						return sp.ErrorCode
 					}
+				case 75:
+					req = describeTopicPartitionsReq(2000, "", "t")
+					code = func(resp kmsg.Response) int16 {
+						r := resp.(*kmsg.DescribeTopicPartitionsResponse)
+						tp, _ := ts.srv.cat.Topic("t")
+						if len(r.Topics) != 1 || len(r.Topics[0].Partitions) != int(tp.Partitions) || r.NextCursor != nil {
+							t.Fatalf("topics %+v, cursor %+v; t has %d partitions", r.Topics, r.NextCursor, tp.Partitions)
+						}
+						return r.Topics[0].ErrorCode
+					}
 				case 60:
 					r := kmsg.NewPtrDescribeClusterRequest()
 					r.IncludeClusterAuthorizedOperations = true
