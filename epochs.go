@@ -210,3 +210,23 @@ func (p *Partition) EndOffsetForEpoch(epoch int32) (leaderEpoch int32, endOffset
 	}
 	return -1, -1
 }
+
+// EpochOf returns the leader epoch offset was written in, by
+// LeaderEpochs: that of the last epoch beginning at or below it (the
+// first epoch's for an offset below them all), and 0, logstore's own
+// epoch, when there are none. ListOffsets answers it with an offset, as
+// Kafka answers from its epoch cache.
+func (p *Partition) EpochOf(offset int64) int32 {
+	epochs := p.LeaderEpochs()
+	if len(epochs) == 0 {
+		return 0
+	}
+	epoch := epochs[0].Epoch
+	for _, e := range epochs[1:] {
+		if e.StartOffset > offset {
+			break
+		}
+		epoch = e.Epoch
+	}
+	return epoch
+}

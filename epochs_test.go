@@ -32,6 +32,9 @@ func TestLeaderEpochsNative(t *testing.T) {
 	if got, want := p.LeaderEpochs(), []logstore.EpochEntry{{0, 0}}; !slices.Equal(got, want) {
 		t.Fatalf("epochs %v, want %v", got, want)
 	}
+	if got := p.EpochOf(4); got != 0 {
+		t.Errorf("EpochOf(4) = %d, want 0", got)
+	}
 	if _, err := p.DeleteRecords(3); err != nil {
 		t.Fatal(err)
 	}
@@ -103,11 +106,19 @@ func TestLeaderEpochsAdopted(t *testing.T) {
 			t.Errorf("epoch %d: (%d, %d), want (%d, %d)", c.ask, e, o, c.epoch, c.end)
 		}
 	}
+	for off, want := range map[int64]int32{0: 0, 2: 0, 3: 2, 6: 2, 7: 5, 9: 5, 10: 5} {
+		if got := p.EpochOf(off); got != want {
+			t.Errorf("EpochOf(%d) = %d, want %d", off, got, want)
+		}
+	}
 	if _, err := p.DeleteRecords(4); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := p.LeaderEpochs(), []logstore.EpochEntry{{2, 4}, {5, 7}}; !slices.Equal(got, want) {
 		t.Fatalf("after DeleteRecords(4): epochs %v, want %v", got, want)
+	}
+	if got := p.EpochOf(1); got != 2 {
+		t.Errorf("EpochOf(1) below every epoch left = %d, want the first, 2", got)
 	}
 	// Below every epoch left: the requested epoch and the first start.
 	if e, o := p.EndOffsetForEpoch(0); e != 0 || o != 4 {

@@ -224,7 +224,9 @@
 // t >= 0 the first offset whose record timestamp is >= t, by the
 // segments' time indexes, with that record's timestamp; else offset and
 // timestamp -1; -5 (v9+) offset, timestamp and leader epoch -1, as
-// Kafka answers without tiered storage. Leader epoch 0. No answer names an offset at or above the
+// Kafka answers without tiered storage. Leader epoch: the offset's
+// (Partition.EpochOf), 0 but for a partition adopted with a
+// leader-epoch-checkpoint. No answer names an offset at or above the
 // high watermark, nor at read_committed one at or above the LSO (as in
 // Kafka's fetchOffsetForTimestamp: -3 and t >= 0 then answer -1).
 //

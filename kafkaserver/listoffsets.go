@@ -47,7 +47,9 @@ const (
 // the last stable offset, -5 (v9+) no offset (nothing is tiered), -3
 // (v7+) the offset of the record with the largest timestamp
 // (Partition.MaxTimestamp), t >= 0 the first offset whose timestamp is
-// >= t by the time index. Leader epoch 0; CurrentLeaderEpoch (v4+)
+// >= t by the time index. Leader epoch: that of the offset answered
+// (Partition.EpochOf: 0, or an adopted partition's epoch from its
+// leader-epoch-checkpoint); CurrentLeaderEpoch (v4+)
 // checked by leaderEpochCode first. As in
 // Kafka's fetchOffsetForTimestamp, nothing at or past the high
 // watermark, or under read_committed the LSO, is ever named: -3 and
@@ -70,6 +72,11 @@ func handleListOffsets(s *Server, c *conn, req kmsg.Request, p *pending) error {
 			}
 			if code == errNone {
 				code = s.listOffset(part, rp.Timestamp, committed, sp)
+			}
+			if code == errNone && sp.Offset >= 0 {
+				// 0 but for a partition adopted with the epochs of
+				// its leader-epoch-checkpoint.
+				sp.LeaderEpoch = part.EpochOf(sp.Offset)
 			}
 			sp.ErrorCode = code
 			p.setErr(code)

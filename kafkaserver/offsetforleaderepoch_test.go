@@ -180,7 +180,8 @@ func adoptedServer(t *testing.T) *testServer {
 // TestOffsetForLeaderEpochAdopted: over an adopted partition's
 // checkpoint, each case of Kafka's endOffsetFor: an epoch between two is
 // the lower one's and ends where the higher begins; the latest ends at
-// the high watermark; one above every epoch is (-1, -1).
+// the high watermark; one above every epoch is (-1, -1). ListOffsets
+// names the epoch of each offset it answers.
 func TestOffsetForLeaderEpochAdopted(t *testing.T) {
 	ts := adoptedServer(t)
 	c := ts.dial()
@@ -192,6 +193,26 @@ func TestOffsetForLeaderEpochAdopted(t *testing.T) {
 		if got.ErrorCode != 0 || got.LeaderEpoch != cs.epoch || got.EndOffset != cs.end {
 			t.Errorf("epoch %d: %+v, want epoch %d end %d", cs.ask, got, cs.epoch, cs.end)
 		}
+	}
+	// ListOffsets names each offset's epoch, as Kafka's epoch cache
+	// does: the latest for the end, the first for the start.
+	for _, cs := range []struct {
+		ts    int64
+		off   int64
+		epoch int32
+	}{{-1, 10, 5}, {-2, 0, 0}, {-3, 0, 0}, {1_700_000_000_000, 0, 0}} {
+		r := listOffsetsReq("a", 0, cs.ts)
+		got := c.do(r).(*kmsg.ListOffsetsResponse).Topics[0].Partitions[0]
+		if got.ErrorCode != 0 || got.Offset != cs.off || got.LeaderEpoch != cs.epoch {
+			t.Errorf("ListOffsets %d: %+v, want offset %d epoch %d", cs.ts, got, cs.off, cs.epoch)
+		}
+	}
+	if _, err := openExisting(t, ts.store, "a", 0).DeleteRecords(5); err != nil {
+		t.Fatal(err)
+	}
+	r := listOffsetsReq("a", 0, -2)
+	if got := c.do(r).(*kmsg.ListOffsetsResponse).Topics[0].Partitions[0]; got.Offset != 5 || got.LeaderEpoch != 2 {
+		t.Errorf("ListOffsets -2 after DeleteRecords(5): %+v, want offset 5 epoch 2", got)
 	}
 }
 
