@@ -8,8 +8,9 @@ package kafkaserver
 //     -1) and ThrottleMillis.
 //   - v4 (KIP-320): CurrentLeaderEpoch, checked (leaderEpochCode: -1
 //     unchecked, below 0 74 FENCED_LEADER_EPOCH, above 76
-//     UNKNOWN_LEADER_EPOCH), and LeaderEpoch in the response (0). v5: the
-//     same as v4.
+//     UNKNOWN_LEADER_EPOCH), and LeaderEpoch in the response: the
+//     answered offset's (Partition.EpochOf; 0 but for an adopted
+//     partition's checkpoint epochs). v5: the same as v4.
 //   - v6: flexible.
 //   - v7 (KIP-734): -3, the largest timestamp.
 //   - v8 (KIP-405): -4, the earliest local offset: the log start, since
