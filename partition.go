@@ -55,6 +55,10 @@ type Partition struct {
 	// txns are the open transactions, for LastStableOffset (txn.go).
 	txns txnTracker
 
+	// epochs are the leader-epoch-checkpoint's entries, read at open
+	// (epochs.go); nil without one. Not changed after open.
+	epochs []EpochEntry
+
 	// durableSig wakes the waiters of DurableChanged and the
 	// DurableWatchers registered with the partition (read.go).
 	durableSig durableSignal
@@ -85,6 +89,9 @@ func openPartition(s *Store, id PartitionID, pdir string) (*Partition, error) {
 		return nil, err
 	}
 	p.log, p.recovery = log, report
+	if err := p.loadLeaderEpochs(pdir); err != nil {
+		return nil, errors.Join(err, log.Close())
+	}
 	if err := p.loadProducerState(pdir); err != nil {
 		return nil, errors.Join(err, log.Close(), p.closeSnapshots())
 	}

@@ -1,18 +1,23 @@
 package kafkaserver
 
-// DescribeGroups (key 15), versions 0-5 advertised.
+// DescribeGroups (key 15), versions 0-6 advertised.
 //
 //   - v1: ThrottleMillis in the response.
 //   - v3 (KIP-430): IncludeAuthorizedOperations, answered with
 //     groupAuthorizedOperations.
 //   - v4 (KIP-345): each member's InstanceID. v5: flexible.
+//   - v6 (KIP-1043): ErrorMessage, and a group that does not exist is
+//     GROUP_ID_NOT_FOUND (69), still described Dead, as Kafka 4 answers.
 //
-// A group that does not exist is described Dead with no error, as Kafka
-// does. Members' metadata and assignments are given while the group is
+// Before v6 a group that does not exist is described Dead with no error,
+// as Kafka does. Members' metadata and assignments are given while the group is
 // Stable.
 
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/logstore/logstore/groupcoord"
 )
 
 // groupAuthorizedOperations is the bit set of the operations on a group
@@ -38,6 +43,12 @@ func handleDescribeGroups(s *Server, c *conn, req kmsg.Request, p *pending) erro
 			rm.MemberID, rm.InstanceID, rm.ClientID, rm.ClientHost = m.MemberID, strPtr(m.InstanceID), m.ClientID, m.ClientHost
 			rm.ProtocolMetadata, rm.MemberAssignment = m.Metadata, m.Assignment
 			rg.Members = append(rg.Members, rm)
+		}
+		if r.Version >= 6 && rg.ErrorCode == errNone && d.State == groupcoord.Dead {
+			// The coordinator holds no Dead group: this one is not
+			// there.
+			rg.ErrorCode = kerr.GroupIDNotFound.Code
+			rg.ErrorMessage = strPtr("Group " + d.Group + " not found.")
 		}
 		p.setErr(rg.ErrorCode)
 		resp.Groups = append(resp.Groups, rg)

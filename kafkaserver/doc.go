@@ -80,27 +80,34 @@
 //	key  API              versions  notes
 //	 0   Produce          0-11      v0-2 close the connection (listed for librdkafka's feature check,
 //	                                as Kafka 4 does); acks other than 0, 1, -1: 21 per partition
-//	 1   Fetch            4-12      no sessions (SessionID 0; a request with a session id: 70)
-//	 2   ListOffsets      1-8
-//	 3   Metadata         0-12      authorized operations (v8+) as with no authorizer: all
+//	 1   Fetch            4-12      no sessions (SessionID 0; a request with a session id: 70);
+//	                                v9+: CurrentLeaderEpoch checked (below 0: 74, above: 76)
+//	 2   ListOffsets      1-10      v4+: CurrentLeaderEpoch checked as Fetch's; v9: -5 (latest
+//	                                tiered) is offset -1, epoch -1 (nothing tiered); v10: TimeoutMillis
+//	 3   Metadata         0-13      authorized operations (v8+) as with no authorizer: all;
+//	                                v13: top-level error code, 0
 //	 8   OffsetCommit     2-8       answered once durable (groups.db); a partition that does not
 //	                                exist: 3; v2-4's retention time kept per offset
 //	 9   OffsetFetch      1-8       null topics (v2+): every committed partition; v8: several groups;
 //	                                -1 where nothing is committed
-//	10   FindCoordinator  0-4       this node, for groups and for transactional ids (key type 1)
+//	10   FindCoordinator  0-6       this node, for groups and for transactional ids (key type 1);
+//	                                share groups (key type 2, v6) and unknown types: 42, node -1
 //	11   JoinGroup        0-9       v4+: MEMBER_ID_REQUIRED first (KIP-394); v5+: static members
 //	                                (KIP-345); v9: a static leader's rejoin skips the assignment
 //	12   Heartbeat        0-4
 //	13   LeaveGroup       0-5       v3+: several members, static ones by instance id
 //	14   SyncGroup        0-5
-//	15   DescribeGroups   0-5       an unknown group: state Dead, no error (as Kafka)
-//	16   ListGroups       0-4       v4: states filter
+//	15   DescribeGroups   0-6       an unknown group: state Dead, no error (as Kafka); v6: 69
+//	16   ListGroups       0-5       v4: states filter; v5: types filter, every group "classic"
 //	18   ApiVersions      0-4       above 4: a v0 body, error 35, only key 18's range (KIP-511)
 //	19   CreateTopics     0-7
 //	20   DeleteTopics     0-6
 //	21   DeleteRecords    0-2       the log start moves, durably, before the answer (its low watermark);
 //	                                -1 the high watermark; past it or below -1: 1; unknown 3
 //	22   InitProducerId   0-4       with a transactional id: the transaction coordinator (below)
+//	23   OffsetForLeaderEpoch 0-4   Partition.LeaderEpochs (epoch 0, or an adopted checkpoint's);
+//	                                the latest epoch ends at the high watermark; v2+: current epoch
+//	                                checked as Fetch's; unknown topic or partition 3
 //	24   AddPartitionsToTxn 0-3     v4+ (broker to broker, KIP-890) not advertised
 //	25   AddOffsetsToTxn  0-3       the group's __consumer_offsets partition joins the transaction
 //	26   EndTxn           0-4       v5 (KIP-890's epoch bump) not advertised
@@ -124,6 +131,8 @@
 //	65   DescribeTransactions 0     from the coordinator; unknown id 105, empty id 42
 //	66   ListTransactions 0-1       Kafka's state, producer id and (v1) duration filters;
 //	                                v2's transactional id pattern not advertised
+//	75   DescribeTopicPartitions 0  Metadata's partitions, paged as Kafka's handler: name order from the
+//	                                cursor, at most ResponsePartitionLimit (1-2000), NextCursor
 //
 // The group APIs are the classic protocol of package groupcoord (its doc
 // has the states and the file). No KIP-848 (ConsumerGroupHeartbeat, 68,
@@ -214,7 +223,10 @@
 // -1, as Kafka answers, not an earlier record;
 // t >= 0 the first offset whose record timestamp is >= t, by the
 // segments' time indexes, with that record's timestamp; else offset and
-// timestamp -1. Leader epoch 0. No answer names an offset at or above the
+// timestamp -1; -5 (v9+) offset, timestamp and leader epoch -1, as
+// Kafka answers without tiered storage. Leader epoch: the offset's
+// (Partition.EpochOf), 0 but for a partition adopted with a
+// leader-epoch-checkpoint. No answer names an offset at or above the
 // high watermark, nor at read_committed one at or above the LSO (as in
 // Kafka's fetchOffsetForTimestamp: -3 and t >= 0 then answer -1).
 //

@@ -8,7 +8,10 @@ package kafkaserver
 //   - v5: LogStartOffset. v7 (KIP-227): fetch sessions, which logstore
 //     does not hand out: SessionID is 0, and a request with a session id
 //     is FETCH_SESSION_ID_NOT_FOUND (70).
-//   - v9 (KIP-320): CurrentLeaderEpoch, not checked (always 0 here).
+//   - v9 (KIP-320): CurrentLeaderEpoch, checked as Kafka's Partition
+//     does (leaderEpochCode: -1 unchecked, below 0 74
+//     FENCED_LEADER_EPOCH, above 76 UNKNOWN_LEADER_EPOCH; the partition's
+//     answer is then the error alone).
 //   - v10: zstd batches may be served. v11 (KIP-392): RackID and
 //     PreferredReadReplica, which is -1.
 //   - v12: flexible.
@@ -128,6 +131,9 @@ func (f *fetch) fill(sp *kmsg.FetchResponseTopicPartition, topic string, rp *kms
 	// ("invalid MessageSetSize -1"), and Kafka sends an empty one.
 	sp.RecordBatches = []byte{}
 	part, code := f.s.partition(topic, rp.Partition, false)
+	if code == errNone && f.r.Version >= 9 {
+		code = leaderEpochCode(rp.CurrentLeaderEpoch)
+	}
 	if code != errNone {
 		sp.ErrorCode = code
 		return nil, 0, true

@@ -3,6 +3,7 @@ package kafkaserver
 import (
 	"testing"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/logstore/logstore"
@@ -139,12 +140,73 @@ func TestListOffsets(t *testing.T) {
 		{8, 1_700_000_000_001, 1, 1_700_000_000_001},
 		{8, 1_700_000_000_000, 0, 1_700_000_000_000},
 		{8, 1_800_000_000_000, -1, -1},
+		{10, -1, 3, -1},
 	}
 	for _, tc := range cases {
 		got := list(tc.v, tc.ts)
 		if got.ErrorCode != 0 || got.Offset != tc.off || got.Timestamp != tc.stamp || (tc.v >= 4 && got.LeaderEpoch != 0) {
 			t.Errorf("v%d timestamp %d: %+v; want offset %d timestamp %d", tc.v, tc.ts, got, tc.off, tc.stamp)
 		}
+	}
+	// -5 (v9+, KIP-1005), the latest tiered offset: nothing is tiered,
+	// so offset, timestamp and epoch -1 with no error, as Kafka answers
+	// without remote storage.
+	for _, v := range []int16{9, 10} {
+		if got := list(v, -5); got.ErrorCode != 0 || got.Offset != -1 || got.Timestamp != -1 || got.LeaderEpoch != -1 {
+			t.Errorf("v%d timestamp -5: %+v; want no error and -1 for offset, timestamp and epoch", v, got)
+		}
+	}
+}
+
+// TestCurrentLeaderEpoch: ListOffsets (v4+) and Fetch (v9+) check the
+// request's CurrentLeaderEpoch as Kafka's Partition does: -1 (unchecked)
+// and 0 (ours) are served, a lower epoch is 74 FENCED_LEADER_EPOCH, a
+// higher one 76 UNKNOWN_LEADER_EPOCH, with no offset and no data; older
+// versions do not carry it.
+func TestCurrentLeaderEpoch(t *testing.T) {
+	ts := startServer(t, logstore.Options{}, Config{})
+	ts.createTopic("t", 1)
+	c := ts.dial()
+	if got := producePart(t, c, 9, -1, "t", 0, batchOf(-1, 0, 0, "a", "b")); got.ErrorCode != 0 {
+		t.Fatal(got.ErrorCode)
+	}
+	for _, tc := range []struct {
+		current int32
+		code    int16
+	}{{-1, 0}, {0, 0}, {1, kerr.UnknownLeaderEpoch.Code}, {-2, kerr.FencedLeaderEpoch.Code}, {-1 << 31, kerr.FencedLeaderEpoch.Code}} {
+		for _, v := range []int16{4, 8, 10} {
+			r := listOffsetsReq("t", 0, -1)
+			r.Version = v
+			r.Topics[0].Partitions[0].CurrentLeaderEpoch = tc.current
+			got := c.do(r).(*kmsg.ListOffsetsResponse).Topics[0].Partitions[0]
+			wantOff := int64(2)
+			if tc.code != 0 {
+				wantOff = -1
+			}
+			if got.ErrorCode != tc.code || got.Offset != wantOff {
+				t.Errorf("ListOffsets v%d, current epoch %d: %+v; want code %d offset %d", v, tc.current, got, tc.code, wantOff)
+			}
+		}
+		for _, v := range []int16{9, 12} {
+			r := fetchReq(v, "t", 0, 0, 0, 0)
+			r.Topics[0].Partitions[0].CurrentLeaderEpoch = tc.current
+			got := c.do(r).(*kmsg.FetchResponse).Topics[0].Partitions[0]
+			if got.ErrorCode != tc.code || (tc.code == 0) != (len(got.RecordBatches) > 0) || (tc.code != 0 && got.HighWatermark != -1) {
+				t.Errorf("Fetch v%d, current epoch %d: code %d, %d bytes, high watermark %d; want code %d", v, tc.current, got.ErrorCode, len(got.RecordBatches), got.HighWatermark, tc.code)
+			}
+		}
+	}
+	// Below the versions that carry it, a value set is not sent.
+	r := listOffsetsReq("t", 0, -1)
+	r.Version = 3
+	r.Topics[0].Partitions[0].CurrentLeaderEpoch = 5
+	if got := c.do(r).(*kmsg.ListOffsetsResponse).Topics[0].Partitions[0]; got.ErrorCode != 0 || got.Offset != 2 {
+		t.Errorf("ListOffsets v3 with a current epoch set: %+v", got)
+	}
+	f := fetchReq(8, "t", 0, 0, 0, 0)
+	f.Topics[0].Partitions[0].CurrentLeaderEpoch = 5
+	if got := c.do(f).(*kmsg.FetchResponse).Topics[0].Partitions[0]; got.ErrorCode != 0 || len(got.RecordBatches) == 0 {
+		t.Errorf("Fetch v8 with a current epoch set: code %d, %d bytes", got.ErrorCode, len(got.RecordBatches))
 	}
 }
 

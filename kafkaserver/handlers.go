@@ -34,6 +34,28 @@ var (
 	errOffsetOutOfRange        = kerr.OffsetOutOfRange.Code
 )
 
+// leaderEpoch is every partition's leader epoch: one node that never
+// changes leader. Metadata and ListOffsets say it, and Produce stamps it
+// into every batch it takes.
+const leaderEpoch = 0
+
+// leaderEpochCode checks a request's CurrentLeaderEpoch (KIP-320: Fetch
+// v9+, ListOffsets v4+, OffsetForLeaderEpoch v2+) as Kafka's
+// Partition.checkCurrentLeaderEpoch does against the partition's epoch:
+// -1 is unchecked, a lower epoch is 74 FENCED_LEADER_EPOCH (the client's
+// leader is older than ours), a higher one 76 UNKNOWN_LEADER_EPOCH (the
+// client knows of a leader we do not).
+func leaderEpochCode(current int32) int16 {
+	switch {
+	case current == -1 || current == leaderEpoch:
+		return errNone
+	case current < leaderEpoch:
+		return kerr.FencedLeaderEpoch.Code
+	default:
+		return kerr.UnknownLeaderEpoch.Code
+	}
+}
+
 // answerLater makes p's response complete later, while the reader goes
 // on to the next request; the writer keeps the answers in request order.
 // The complete it returns runs fill, which sets p's response, and then

@@ -1,20 +1,30 @@
 package kafkaserver
 
-// ListGroups (key 16), versions 0-4 advertised.
+// ListGroups (key 16), versions 0-5 advertised.
 //
 //   - v1: ThrottleMillis in the response. v3: flexible.
 //   - v4 (KIP-518): StatesFilter, and each group's state in the
 //     response. A name that is no state matches no group.
-//   - v5 (KIP-848's TypesFilter) is not advertised.
+//   - v5 (KIP-848): TypesFilter, and each group's GroupType. Every group
+//     here is "classic" (no KIP-848 consumer groups, no share or streams
+//     groups), so a filter without "classic" (matched ignoring case, as
+//     Kafka's GroupType.parse does) lists none.
 //
 // Every group the coordinator holds, with its protocol type: all of
 // them are this node's.
 
 import (
+	"slices"
+	"strings"
+
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/logstore/logstore/groupcoord"
 )
+
+// groupTypeClassic is ListGroups' GroupType (v5+) of a group of the
+// classic protocol, the only kind groupcoord has.
+const groupTypeClassic = "classic"
 
 // handleListGroups answers ListGroups.
 func handleListGroups(s *Server, c *conn, req kmsg.Request, p *pending) error {
@@ -32,9 +42,15 @@ func handleListGroups(s *Server, c *conn, req kmsg.Request, p *pending) error {
 			return nil
 		}
 	}
+	if r.Version >= 5 && len(r.TypesFilter) > 0 && !slices.ContainsFunc(r.TypesFilter, func(t string) bool {
+		return strings.EqualFold(t, groupTypeClassic)
+	}) {
+		return nil
+	}
 	for _, g := range s.groups.List(states) {
 		rg := kmsg.NewListGroupsResponseGroup()
 		rg.Group, rg.ProtocolType, rg.GroupState = g.Group, g.ProtocolType, g.State.String()
+		rg.GroupType = groupTypeClassic
 		resp.Groups = append(resp.Groups, rg)
 	}
 	return nil

@@ -1,18 +1,27 @@
 package kafkaserver
 
-// ListOffsets (key 2), versions 1-8 advertised (v0 answered a list of
+// ListOffsets (key 2), versions 1-10 advertised (v0 answered a list of
 // offsets per partition).
 //
 //   - v1: one offset and its timestamp per partition.
 //   - v2: IsolationLevel (read_committed: the last stable offset for
 //     -1) and ThrottleMillis.
-//   - v4 (KIP-320): CurrentLeaderEpoch, not checked (always 0 here), and
-//     LeaderEpoch in the response. v5: the same as v4.
+//   - v4 (KIP-320): CurrentLeaderEpoch, checked (leaderEpochCode: -1
+//     unchecked, below 0 74 FENCED_LEADER_EPOCH, above 76
+//     UNKNOWN_LEADER_EPOCH), and LeaderEpoch in the response: the
+//     answered offset's (Partition.EpochOf; 0 but for an adopted
+//     partition's checkpoint epochs). v5: the same as v4.
 //   - v6: flexible.
 //   - v7 (KIP-734): -3, the largest timestamp.
 //   - v8 (KIP-405): -4, the earliest local offset: the log start, since
 //     nothing is tiered.
-//   - v9+ (KIP-1005's -5) is not advertised.
+//   - v9 (KIP-1005): -5, the latest tiered offset: nothing is tiered,
+//     so offset, timestamp and leader epoch -1 with no error, as Kafka's
+//     fetchOffsetByTimestamp answers without remote storage (at any
+//     version, as -4 is: Kafka's log does not look at the version).
+//   - v10 (KIP-1075): TimeoutMillis, which bounds only a remote
+//     lookup in Kafka; every answer here is local and at once.
+//   - v11 (KIP-1023's -6, earliest pending upload) is not advertised.
 //
 // Nothing at or past the high watermark (read_committed: the LSO) is
 // ever named, as in Kafka's fetchOffsetForTimestamp.
@@ -31,13 +40,18 @@ const (
 	listEarliest      = -2
 	listMaxTimestamp  = -3
 	listEarliestLocal = -4
+	listLatestTiered  = -5
 )
 
-// handleListOffsets answers ListOffsets v1-8: -2 and -4 the log start,
+// handleListOffsets answers ListOffsets v1-10: -2 and -4 the log start,
 // -1 the high watermark, or under IsolationLevel 1 (read_committed, v2+)
-// the last stable offset, -3 (v7+) the offset of the record with the
-// largest timestamp (Partition.MaxTimestamp), t >= 0 the first offset
-// whose timestamp is >= t by the time index. Leader epoch 0. As in
+// the last stable offset, -5 (v9+) no offset (nothing is tiered), -3
+// (v7+) the offset of the record with the largest timestamp
+// (Partition.MaxTimestamp), t >= 0 the first offset whose timestamp is
+// >= t by the time index. Leader epoch: that of the offset answered
+// (Partition.EpochOf: 0, or an adopted partition's epoch from its
+// leader-epoch-checkpoint); CurrentLeaderEpoch (v4+)
+// checked by leaderEpochCode first. As in
 // Kafka's fetchOffsetForTimestamp, nothing at or past the high
 // watermark, or under read_committed the LSO, is ever named: -3 and
 // t >= 0 answer no offset (-1) when theirs is there.
@@ -54,8 +68,16 @@ func handleListOffsets(s *Server, c *conn, req kmsg.Request, p *pending) error {
 			sp.Partition = rp.Partition
 			sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, -1, -1
 			part, code := s.partition(rt.Topic, rp.Partition, false)
+			if code == errNone && r.Version >= 4 {
+				code = leaderEpochCode(rp.CurrentLeaderEpoch)
+			}
 			if code == errNone {
 				code = s.listOffset(part, rp.Timestamp, committed, sp)
+			}
+			if code == errNone && sp.Offset >= 0 {
+				// 0 but for a partition adopted with the epochs of
+				// its leader-epoch-checkpoint.
+				sp.LeaderEpoch = part.EpochOf(sp.Offset)
 			}
 			sp.ErrorCode = code
 			p.setErr(code)
@@ -72,8 +94,13 @@ func (s *Server) listOffset(part *logstore.Partition, ts int64, committed bool, 
 	if committed {
 		bound = part.LastStableOffset()
 	}
-	sp.LeaderEpoch = 0
+	sp.LeaderEpoch = leaderEpoch
 	switch ts {
+	case listLatestTiered:
+		// Nothing is tiered: no offset, and leader epoch -1, as
+		// Kafka's log answers without remote storage.
+		sp.LeaderEpoch = -1
+		return errNone
 	case listEarliest, listEarliestLocal:
 		sp.Offset = part.StartOffset()
 		return errNone

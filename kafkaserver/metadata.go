@@ -1,6 +1,6 @@
 package kafkaserver
 
-// Metadata (key 3), versions 0-12 advertised.
+// Metadata (key 3), versions 0-13 advertised.
 //
 //   - v0: an empty topic list is every topic. v1: a null list is, and an
 //     empty one none; the controller id and the brokers' racks.
@@ -12,7 +12,10 @@ package kafkaserver
 //   - v9: flexible. v10 (KIP-516): topic ids. A topic asked by id (a null
 //     name) is served at any version, as Kafka serves it from v12.
 //   - v11: the cluster's authorized operations gone.
-//   - v13+ is not advertised.
+//   - v13 (KIP-1102): a top-level ErrorCode, with which Kafka 4 asks a
+//     client to bootstrap again (REBOOTSTRAP_REQUIRED); always 0 here,
+//     one node never changing.
+//   - v14+ is not advertised.
 //
 // One broker, this node (node 0), the controller and the leader of every
 // partition, its only replica and ISR, from the catalog.

@@ -223,6 +223,31 @@ func TestEveryAdvertisedVersion(t *testing.T) {
 						}
 						return sp.ErrorCode
 					}
+				case 23:
+					// Epoch 0 of t-0, current epoch 0 (read from v2):
+					// the high watermark.
+					req = epochReq(v, "t", 0, 0, 0)
+					code = func(resp kmsg.Response) int16 {
+						r := resp.(*kmsg.OffsetForLeaderEpochResponse)
+						if len(r.Topics) != 1 || len(r.Topics[0].Partitions) != 1 {
+							t.Fatalf("topics %+v", r.Topics)
+						}
+						sp := r.Topics[0].Partitions[0]
+						if hwm := openExisting(t, ts.store, "t", 0).DurableEnd(); sp.ErrorCode == 0 && (sp.EndOffset != hwm || v >= 1 && sp.LeaderEpoch != 0) {
+							t.Fatalf("epoch %d end %d, want 0 and %d", sp.LeaderEpoch, sp.EndOffset, hwm)
+						}
+						return sp.ErrorCode
+					}
+				case 75:
+					req = describeTopicPartitionsReq(2000, "", "t")
+					code = func(resp kmsg.Response) int16 {
+						r := resp.(*kmsg.DescribeTopicPartitionsResponse)
+						tp, _ := ts.srv.cat.Topic("t")
+						if len(r.Topics) != 1 || len(r.Topics[0].Partitions) != int(tp.Partitions) || r.NextCursor != nil {
+							t.Fatalf("topics %+v, cursor %+v; t has %d partitions", r.Topics, r.NextCursor, tp.Partitions)
+						}
+						return r.Topics[0].ErrorCode
+					}
 				case 60:
 					r := kmsg.NewPtrDescribeClusterRequest()
 					r.IncludeClusterAuthorizedOperations = true
