@@ -164,6 +164,11 @@ func Check(dir string, report func(Problem)) (CheckStats, error) {
 // segment can look torn, and its snapshot db is locked, in which case
 // Check fails (after snapshot.DefaultTimeout) rather than waits.
 //
+// A Kafka log-start-offset-checkpoint in dir (a Kafka log directory the
+// store adopts) is read as Open reads it: each partition without a
+// checkpoint of its own is checked from the start its entry gives, with
+// a note saying so, and a file Open refuses is a ProblemCorrupt.
+//
 // An entry named as a partition that the store could not open (a
 // regular file, a dangling symbolic link or a loop of them) is a
 // ProblemPartition; a symbolic link to a directory is followed, as the
