@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/logstore/logstore/internal/kafkackpt"
 	"github.com/logstore/logstore/producerstate"
 	"github.com/logstore/logstore/recordbatch"
 	"github.com/logstore/logstore/segment"
@@ -163,6 +164,11 @@ func Check(dir string, report func(Problem)) (CheckStats, error) {
 // segment can look torn, and its snapshot db is locked, in which case
 // Check fails (after snapshot.DefaultTimeout) rather than waits.
 //
+// A Kafka log-start-offset-checkpoint in dir (a Kafka log directory the
+// store adopts) is read as Open reads it: each partition without a
+// checkpoint of its own is checked from the start its entry gives, with
+// a note saying so, and a file Open refuses is a ProblemCorrupt.
+//
 // An entry named as a partition that the store could not open (a
 // regular file, a dangling symbolic link or a loop of them) is a
 // ProblemPartition; a symbolic link to a directory is followed, as the
@@ -190,6 +196,19 @@ func (c *Checker) Check(dir string) (CheckStats, error) {
 	if err != nil {
 		return stats, fmt.Errorf("logstore: check store %s: %w", dir, err)
 	}
+	// The Kafka log starts Open adopts (adopt.go); a file Open refuses is
+	// a problem, and the partitions are checked as if it were not there.
+	kafkaStarts, err := readKafkaLogStarts(fsys, dir)
+	if errors.Is(err, ErrBadKafkaCheckpoint) {
+		stats.Problems++
+		if c.Report != nil {
+			c.Report(Problem{Kind: ProblemCorrupt, File: kafkackpt.LogStartFileName, Pos: -1, Snapshot: -1,
+				Detail: fmt.Sprintf("%s: the store refuses to open until it is corrected, or removed (each partition without a checkpoint of its own then starts at its first segment)",
+					strings.TrimPrefix(err.Error(), filepath.Join(dir, kafkackpt.LogStartFileName)+": "))})
+		}
+	} else if err != nil {
+		return stats, fmt.Errorf("logstore: check store %s: %w", dir, err)
+	}
 	var done int64
 	for _, part := range parts {
 		id := part.id
@@ -207,6 +226,8 @@ func (c *Checker) Check(dir string) (CheckStats, error) {
 			store: dir,
 			id:    id,
 			pdir:  filepath.Join(dir, id.String()),
+			// As Store.openPartition passes it to the log.
+			adoptedStart: kafkaStarts[kafkackpt.Partition{Topic: id.Topic, Partition: id.Partition}],
 		}
 		if c.Progress != nil {
 			c.Progress(CheckProgress{Partition: id, Done: done, Total: total})
@@ -290,6 +311,9 @@ type partitionCheck struct {
 	store string
 	id    PartitionID
 	pdir  string
+	// adoptedStart is the partition's entry in the store's Kafka
+	// log-start-offset-checkpoint, or 0 (segment.Verifier.AdoptedLogStart).
+	adoptedStart int64
 
 	snaps    *snapshot.Store
 	snapFile string  // producer-snapshots.db, relative to the store
@@ -341,9 +365,10 @@ func (pc *partitionCheck) run(progress func(int64)) error {
 		Report: func(p segment.Problem) {
 			pc.report(Problem{Kind: p.Kind, File: pc.rel(p.File), Pos: p.Pos, Snapshot: -1, Detail: p.Detail})
 		},
-		Begin:    pc.begin,
-		Batch:    pc.batch,
-		Progress: progress,
+		Begin:           pc.begin,
+		Batch:           pc.batch,
+		Progress:        progress,
+		AdoptedLogStart: pc.adoptedStart,
 	}
 	vs, err := v.Verify(pc.pdir)
 	if err != nil {

@@ -78,6 +78,7 @@ func openPartition(s *Store, id PartitionID, pdir string) (*Partition, error) {
 	}
 	p.maxBatch.Store(int64(cmp.Or(opts.MaxMessageBytes, segment.DefaultMaxBatchBytes)))
 	cfg := opts.segmentConfig()
+	cfg.AdoptedLogStart = s.adoptedLogStart(id)
 	cfg.OnRoll = p.onRoll
 	cfg.OnSync = p.syncHook()
 	p.now = cfg.Now

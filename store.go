@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/logstore/logstore/internal/fileutil"
+	"github.com/logstore/logstore/internal/kafkackpt"
 	"github.com/logstore/logstore/vfs"
 )
 
@@ -96,6 +97,9 @@ type Store struct {
 	opts Options
 	fs   vfs.FS
 	lock *fileLock
+	// kafkaStarts are the entries of the store directory's Kafka
+	// log-start-offset-checkpoint, read by Open (adopt.go); nil without one.
+	kafkaStarts map[kafkackpt.Partition]int64
 
 	mu     sync.Mutex
 	closed bool
@@ -157,12 +161,17 @@ func OpenContext(ctx context.Context, dir string, opts Options) (*Store, error) 
 	if err := removeDeletedDirs(opts.fs, dir); err != nil {
 		return nil, errors.Join(fmt.Errorf("logstore: open store %s: %w", dir, err), lock.unlock())
 	}
+	kafkaStarts, err := readKafkaLogStarts(opts.fs, dir)
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("logstore: open store %s: %w (correct it, or remove it to start each adopted partition at its first segment)", dir, err), lock.unlock())
+	}
 	s := &Store{
-		dir:   dir,
-		opts:  opts,
-		fs:    opts.fs,
-		lock:  lock,
-		parts: make(map[PartitionID]*partEntry),
+		dir:         dir,
+		opts:        opts,
+		fs:          opts.fs,
+		lock:        lock,
+		kafkaStarts: kafkaStarts,
+		parts:       make(map[PartitionID]*partEntry),
 	}
 	if d := opts.Sync.Interval(); d > 0 {
 		s.syncer = startIntervalSyncer(s, d)

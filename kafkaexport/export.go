@@ -1,21 +1,19 @@
 package kafkaexport
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
-	"maps"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/logstore/logstore"
 	"github.com/logstore/logstore/catalog"
 	"github.com/logstore/logstore/internal/fileutil"
+	"github.com/logstore/logstore/internal/kafkackpt"
 	"github.com/logstore/logstore/snapshot"
 	"github.com/logstore/logstore/vfs"
 )
@@ -27,7 +25,7 @@ const LeaderEpochCheckpointName = "leader-epoch-checkpoint"
 // LogStartCheckpointName is the file of a Kafka log directory that holds
 // each partition's log start offset, where it is above the partition's
 // first segment (after DeleteRecords).
-const LogStartCheckpointName = "log-start-offset-checkpoint"
+const LogStartCheckpointName = kafkackpt.LogStartFileName
 
 var (
 	// ErrExists is returned for a partition whose directory is already in
@@ -149,79 +147,27 @@ func Export(storeDir, outDir string, opts Options) ([]Partition, error) {
 // CheckpointFile writes. The directory is synced by the caller.
 func writeLogStarts(outDir string, parts []Partition) error {
 	path := filepath.Join(outDir, LogStartCheckpointName)
-	starts := map[logstore.PartitionID]int64{}
+	starts := map[kafkackpt.Partition]int64{}
 	data, err := os.ReadFile(path)
 	switch {
 	case err == nil:
-		if starts, err = DecodeOffsetCheckpoint(data); err != nil {
+		if starts, err = kafkackpt.Decode(data); err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
 	case !errors.Is(err, fs.ErrNotExist):
 		return err
 	}
 	for _, p := range parts {
-		starts[p.ID] = p.StartOffset
+		starts[kafkackpt.Partition{Topic: p.ID.Topic, Partition: p.ID.Partition}] = p.StartOffset
 	}
 	tmp := path + ".tmp"
 	if err := os.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	if err := writeFile(tmp, EncodeOffsetCheckpoint(starts)); err != nil {
+	if err := writeFile(tmp, kafkackpt.Encode(starts)); err != nil {
 		return err
 	}
 	return os.Rename(tmp, path)
-}
-
-// EncodeOffsetCheckpoint returns the bytes of a Kafka log directory's
-// offset checkpoint (log-start-offset-checkpoint,
-// recovery-point-offset-checkpoint) holding offsets, as Kafka's
-// CheckpointFile writes it: version 0, the count, then "<topic>
-// <partition> <offset>" lines in the order of the partitions' names, each
-// ended by "\n".
-func EncodeOffsetCheckpoint(offsets map[logstore.PartitionID]int64) []byte {
-	ids := slices.SortedFunc(maps.Keys(offsets), func(a, b logstore.PartitionID) int {
-		return cmp.Or(cmp.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
-	})
-	b := fmt.Appendf(nil, "0\n%d\n", len(ids))
-	for _, id := range ids {
-		b = fmt.Appendf(b, "%s %d %d\n", id.Topic, id.Partition, offsets[id])
-	}
-	return b
-}
-
-// ErrBadCheckpoint marks an offset checkpoint that DecodeOffsetCheckpoint
-// cannot read; the error says which line, as Kafka's reader does.
-var ErrBadCheckpoint = errors.New("malformed offset checkpoint")
-
-// DecodeOffsetCheckpoint reads an offset checkpoint that
-// EncodeOffsetCheckpoint or Kafka wrote. It refuses, as Kafka's
-// CheckpointFile does, another version, a malformed line and a count
-// that is not the number of lines.
-func DecodeOffsetCheckpoint(data []byte) (map[logstore.PartitionID]int64, error) {
-	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
-	if len(lines) < 2 || lines[0] != "0" {
-		return nil, fmt.Errorf("%w: line 1: version %q, expected 0", ErrBadCheckpoint, lines[0])
-	}
-	n, err := strconv.Atoi(lines[1])
-	if err != nil || n != len(lines)-2 {
-		return nil, fmt.Errorf("%w: line 2: %q entries, %d lines follow", ErrBadCheckpoint, lines[1], len(lines)-2)
-	}
-	out := make(map[logstore.PartitionID]int64, n)
-	for i, line := range lines[2:] {
-		f := strings.Fields(line)
-		var p, off int64
-		if len(f) == 3 {
-			p, err = strconv.ParseInt(f[1], 10, 32)
-			if err == nil {
-				off, err = strconv.ParseInt(f[2], 10, 64)
-			}
-		}
-		if len(f) != 3 || err != nil {
-			return nil, fmt.Errorf("%w: line %d: %q", ErrBadCheckpoint, i+3, line)
-		}
-		out[logstore.PartitionID{Topic: f[0], Partition: int32(p)}] = off
-	}
-	return out, nil
 }
 
 func exportPartition(st *logstore.Store, id logstore.PartitionID, outDir string) (_ Partition, err error) {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -401,36 +400,4 @@ func TestExportLogStart(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(out, kafkaexport.LogStartCheckpointName+".tmp")); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("the .tmp is left: %v", err)
 	}
-}
-
-// TestDecodeOffsetCheckpoint reads back what EncodeOffsetCheckpoint
-// writes and refuses what Kafka's CheckpointFile refuses.
-func TestDecodeOffsetCheckpoint(t *testing.T) {
-	in := map[logstore.PartitionID]int64{{Topic: "x", Partition: 2}: 7, {Topic: "a.b-c", Partition: 0}: 0}
-	got, err := kafkaexport.DecodeOffsetCheckpoint(kafkaexport.EncodeOffsetCheckpoint(in))
-	if err != nil || !maps.Equal(got, in) {
-		t.Fatalf("round trip: %v, %v", got, err)
-	}
-	for _, bad := range []string{"", "1\n0\n", "0\n2\nx 0 1\n", "0\n1\nx 0\n", "0\n1\nx y 1\n", "0\n1\nx 0 z\n", "0\n1\nx 99999999999 1\n"} {
-		if _, err := kafkaexport.DecodeOffsetCheckpoint([]byte(bad)); !errors.Is(err, kafkaexport.ErrBadCheckpoint) {
-			t.Errorf("%q: %v, want ErrBadCheckpoint", bad, err)
-		}
-	}
-}
-
-// FuzzDecodeOffsetCheckpoint: arbitrary bytes never panic, and what
-// decodes encodes to a file that decodes to the same.
-func FuzzDecodeOffsetCheckpoint(f *testing.F) {
-	f.Add([]byte("0\n2\na 0 3\nb 1 0\n"))
-	f.Add([]byte("0\n0\n"))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		got, err := kafkaexport.DecodeOffsetCheckpoint(data)
-		if err != nil {
-			return
-		}
-		back, err := kafkaexport.DecodeOffsetCheckpoint(kafkaexport.EncodeOffsetCheckpoint(got))
-		if err != nil || !maps.Equal(back, got) {
-			t.Fatalf("%q decodes to %v, which round-trips to %v, %v", data, got, back, err)
-		}
-	})
 }

@@ -119,7 +119,11 @@
 //     the whole segment is below it and goes. The checkpoint holding the
 //     new start is synced before any file below it is removed, so a
 //     crash never brings back what was deleted, nor leaves a start past
-//     the recovered end.
+//     the recovered end. A directory without a checkpoint of its own
+//     (one a Kafka broker wrote) starts at the larger of its first
+//     segment's base and Config.AdoptedLogStart, the start the broker
+//     kept in its log dir's log-start-offset-checkpoint, so what Kafka
+//     deleted stays deleted; from that open on the checkpoint holds it.
 //   - Every file operation goes through vfs.FS, so tests inject faults.
 //
 // # Locking

@@ -44,6 +44,17 @@ type Config struct {
 	// waiters it covered are released, under no lock of the Log: it only
 	// delays the leader's own return, so it must be quick.
 	OnSync func(SyncInfo)
+	// AdoptedLogStart is the log start offset a Kafka broker kept for
+	// this partition in its log dir's log-start-offset-checkpoint (above
+	// the first segment after a DeleteRecords), or 0. Open uses it only
+	// when the directory has segments and no readable checkpoint of its
+	// own (logstore.checkpoint): adopted Kafka data. The log then starts
+	// at the larger of it and the first segment's base (capped at the
+	// log end), so the records Kafka deleted stay deleted; segments
+	// wholly below it are removed, as Kafka removes them. The checkpoint
+	// the open writes holds that start, so later opens no longer need
+	// it. Reconfigure ignores it.
+	AdoptedLogStart int64
 }
 
 // Kafka's defaults.
@@ -113,6 +124,9 @@ type RecoveryReport struct {
 	DeletedSegment  int64
 	RebuiltIndexes  []int64 // segments whose index files were rebuilt from the log
 	CheckpointError error   // an unreadable checkpoint, treated as an unclean shutdown
+	// AdoptedLogStart: the log had no checkpoint of its own, and starts
+	// at Config.AdoptedLogStart, above its first segment's base.
+	AdoptedLogStart bool
 	// CutFiles are the files that keep what the cut took, beside the
 	// segments: the bytes cut off (<segment>.log.cut-<position>) and the
 	// deleted segment's log (<segment>.log.cut-0). Nothing removes them.
@@ -210,8 +224,8 @@ func Open(dir string, cfg Config) (*Log, RecoveryReport, error) {
 		}
 		rep.CheckpointError = err
 	}
-	plan := planRecovery(bases, ck, ok)
-	ck.logStart, rep.Clean = plan.logStart, plan.clean
+	plan := planRecovery(bases, ck, ok, cfg.AdoptedLogStart)
+	ck.logStart, rep.Clean, rep.AdoptedLogStart = plan.logStart, plan.clean, plan.adopted
 	if err := l.openSegments(&plan, &rep); err != nil {
 		return nil, rep, errors.Join(err, l.closeSegments())
 	}

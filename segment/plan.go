@@ -70,17 +70,25 @@ type recoveryPlan struct {
 	bases         []int64 // every segment, by base offset, an adopted spare among them
 	clean         bool    // the checkpoint says the last shutdown was clean: nothing is scanned
 	ours          bool    // the checkpoint was read: logstore wrote the directory
-	logStart      int64   // the checkpoint's log start, or the first segment's base without one
+	logStart      int64   // the checkpoint's log start; without one the first segment's base, or the adopted start above it
+	adopted       bool    // logStart is the adopted start (Config.AdoptedLogStart), above the first segment's base
 	recoveryPoint int64
 	scanFrom      int // segments from this index on are scanned batch by batch
 }
 
 // planRecovery plans the open of the segments bases (sorted) with the
-// checkpoint ck; ckRead says it was read.
-func planRecovery(bases []int64, ck checkpoint, ckRead bool) recoveryPlan {
+// checkpoint ck; ckRead says it was read. adoptedStart is
+// Config.AdoptedLogStart: without a checkpoint of its own, the log starts
+// at the larger of it and the first segment's base, as a Kafka broker
+// starts a partition from its log dir's log-start-offset-checkpoint. A
+// checkpoint of its own wins: the log start it holds only grew from the
+// adopted one. A directory without segments ignores it: it is a new
+// partition (a topic deleted and made again keeps no Kafka start).
+func planRecovery(bases []int64, ck checkpoint, ckRead bool, adoptedStart int64) recoveryPlan {
 	p := recoveryPlan{bases: bases, clean: ckRead && ck.clean, ours: ckRead, logStart: ck.logStart, recoveryPoint: ck.recoveryPoint}
 	if !ckRead && len(bases) > 0 {
-		p.logStart = bases[0]
+		p.logStart = max(bases[0], adoptedStart)
+		p.adopted = adoptedStart > bases[0]
 	}
 	// Unclean: scan from the segment holding the recovery point.
 	p.scanFrom = len(bases)

@@ -138,6 +138,10 @@ type Verifier struct {
 	// Predict, when set, is called once at the end with what the next
 	// Open will do, in RecoveryReport's terms.
 	Predict func(OpenPrediction)
+	// AdoptedLogStart is Config.AdoptedLogStart of the next open: where
+	// the directory has no readable checkpoint of its own, Verify starts
+	// the log where that open will (with a note saying so).
+	AdoptedLogStart int64
 }
 
 // OpenPrediction is what Verify predicts the next Open does to the
@@ -303,8 +307,12 @@ func (w *verifyRun) run() (VerifyStats, error) {
 		w.report(Problem{Kind: ProblemNote, File: filepath.Join(w.dir, checkpointName), Pos: -1,
 			Detail: fmt.Sprintf("%v: the next open treats the last shutdown as unclean and scans every segment", err)})
 	}
-	plan := planRecovery(bases, ck, ok)
+	plan := planRecovery(bases, ck, ok, w.v.AdoptedLogStart)
 	ck.logStart, w.stats.Clean = plan.logStart, plan.clean
+	if plan.adopted {
+		w.report(Problem{Kind: ProblemNote, File: w.dir, Pos: -1,
+			Detail: fmt.Sprintf("no checkpoint of its own: the next open starts the log at the adopted log start offset %d (Kafka's log-start-offset-checkpoint), above the first segment's base %d", plan.logStart, bases[0])})
+	}
 
 	// Segments wholly below the log start are deleted by the next open.
 	drop := belowStart(bases, ck.logStart)
@@ -319,6 +327,11 @@ func (w *verifyRun) run() (VerifyStats, error) {
 		ck.logStart = max(ck.logStart, firstBase)
 	}
 	w.stats.StartOffset, w.stats.EndOffset = ck.logStart, ck.logStart
+	if plan.adopted {
+		// The batches move the end from the first segment's base; the
+		// start is capped at it below, as Open caps it.
+		w.stats.EndOffset = firstBase
+	}
 	if w.v.Begin != nil {
 		if err := w.v.Begin(firstBase); err != nil {
 			return w.stats, err
@@ -374,6 +387,9 @@ func (w *verifyRun) run() (VerifyStats, error) {
 		w.stats.Segments++
 		prevEnd = max(prevEnd, sc.next)
 		prev = sc
+	}
+	if plan.adopted {
+		w.stats.StartOffset = min(w.stats.StartOffset, w.stats.EndOffset)
 	}
 	if w.v.Progress != nil && w.sinceReport > 0 {
 		w.v.Progress(w.sinceReport)
