@@ -219,7 +219,7 @@ func (p *Partition) appendMarker(producerID int64, epoch int16, commit bool, coo
 	now := p.now()
 	// Partition leader epoch 0: the one the server stamps into every
 	// batch it appends (a single node is always the leader of epoch 0).
-	b, err := recordbatch.AppendEndTxnBatch(nil, p.log.EndOffset(), now.UnixMilli(), 0, producerID, epoch, m)
+	b, err := recordbatch.AppendEndTxnBatch(nil, p.log.EndOffset(), now.UnixMilli(), p.LeaderEpoch(), producerID, epoch, m)
 	if err != nil {
 		return AppendResult{}, err
 	}

@@ -230,3 +230,41 @@ func (p *Partition) EpochOf(offset int64) int32 {
 	}
 	return epoch
 }
+
+// LeaderEpoch is the epoch logstore leads the partition at: the latest
+// epoch of an adopted partition's leader-epoch-checkpoint, else 0,
+// logstore's own. Produce stamps it into the batches it takes and the
+// transaction markers carry it, so what logstore appends to adopted
+// data extends its latest epoch, as a Kafka leader's appends extend
+// its own, and OffsetForLeaderEpoch, Metadata and the CurrentLeaderEpoch
+// checks agree with the batches.
+func (p *Partition) LeaderEpoch() int32 {
+	if len(p.epochs) == 0 {
+		return 0
+	}
+	return p.epochs[len(p.epochs)-1].Epoch
+}
+
+// OpenLeaderEpoch is the LeaderEpoch of partition id when the store has
+// it open, and 0 (logstore's own epoch) when it has not: a Metadata
+// answer need not open every partition. An adopted partition not yet
+// open is thus said to be at 0 until something opens it; a client's
+// request with epoch 0 then answers FENCED_LEADER_EPOCH, on which the
+// client asks Metadata again and learns the partition's epoch.
+func (s *Store) OpenLeaderEpoch(id PartitionID) int32 {
+	s.mu.Lock()
+	e := s.parts[id]
+	s.mu.Unlock()
+	if e == nil {
+		return 0
+	}
+	select {
+	case <-e.ready:
+	default:
+		return 0
+	}
+	if e.p == nil {
+		return 0
+	}
+	return e.p.LeaderEpoch()
+}

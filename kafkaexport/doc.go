@@ -17,13 +17,16 @@
 //     not match the cluster's and the broker would refuse the log;
 //   - leader-epoch-checkpoint in Kafka's checkpoint text format, each
 //     line ended by "\n": "0", the entry count, then "<epoch>
-//     <startOffset>" lines. logstore is one leader that never changes:
-//     epoch 0 (logstore serve stamps 0 on every batch it takes, and its
-//     transaction markers carry 0; batches appended through the CLI or
-//     the Go API keep the epoch they were given, -1 from Kafka's
-//     clients, which Kafka's recovery skips: it learns epochs >= 0 from
-//     batches only). A partition with records has the one entry "0 <log
-//     start>", and an empty one none.
+//     <startOffset>" lines: logstore.Partition.LeaderEpochs. For
+//     logstore's own data that is the one entry "0 <log start>" (logstore
+//     is one leader that never changes: serve stamps epoch 0 on every
+//     batch it takes, and its transaction markers carry 0; batches
+//     appended through the CLI or the Go API keep the epoch they were
+//     given, -1 from Kafka's clients, which Kafka's recovery skips: it
+//     learns epochs >= 0 from batches only), and none for an empty log.
+//     For a partition adopted from Kafka it is the adopted checkpoint's
+//     entries from the log start, the latest extended by what logstore
+//     appended (stamped with that epoch).
 //
 // Into OUT itself it writes log-start-offset-checkpoint, Kafka's offset
 // checkpoint ("0", the entry count, then "<topic> <partition> <offset>"

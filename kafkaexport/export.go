@@ -183,6 +183,12 @@ func exportPartition(st *logstore.Store, id logstore.PartitionID, outDir string)
 	}
 	lso := part.LastStableOffset()
 	snap := part.ProducerSnapshot()
+	// The epochs as the partition holds them: epoch 0 from the log start
+	// for logstore's own data, an adopted partition's checkpoint (with
+	// what logstore appended extending its latest epoch) otherwise.
+	for _, e := range part.LeaderEpochs() {
+		out.Epochs = append(out.Epochs, EpochEntry{Epoch: e.Epoch, StartOffset: e.StartOffset})
+	}
 	// Close syncs the log and leaves its files as a clean shutdown does;
 	// the store's lock keeps every other writer out while they are copied.
 	if err := part.Close(); err != nil {
@@ -239,9 +245,6 @@ func exportPartition(st *logstore.Store, id logstore.PartitionID, outDir string)
 		return Partition{}, err
 	}
 
-	if out.EndOffset > out.StartOffset {
-		out.Epochs = []EpochEntry{{Epoch: 0, StartOffset: out.StartOffset}}
-	}
 	if err := writeFile(filepath.Join(out.Dir, LeaderEpochCheckpointName), EncodeLeaderEpochCheckpoint(out.Epochs)); err != nil {
 		return Partition{}, err
 	}

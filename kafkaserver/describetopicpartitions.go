@@ -105,7 +105,7 @@ func handleDescribeTopicPartitions(s *Server, c *conn, req kmsg.Request, p *pend
 		st.Partitions = []kmsg.DescribeTopicPartitionsResponseTopicPartition{}
 		for i := start; i < upper; i++ {
 			sp := kmsg.NewDescribeTopicPartitionsResponseTopicPartition()
-			sp.Partition, sp.LeaderID, sp.LeaderEpoch = i, nodeID, leaderEpoch
+			sp.Partition, sp.LeaderID, sp.LeaderEpoch = i, nodeID, s.store.OpenLeaderEpoch(logstore.PartitionID{Topic: name, Partition: i})
 			sp.Replicas, sp.ISR = []int32{nodeID}, []int32{nodeID}
 			sp.EligibleLeaderReplicas, sp.LastKnownELR, sp.OfflineReplicas = []int32{}, []int32{}, []int32{}
 			st.Partitions = append(st.Partitions, sp)

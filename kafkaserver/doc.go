@@ -185,8 +185,14 @@
 // under the request answers 3, as Kafka answers for a partition of a
 // deleted topic (Fetch and ListOffsets answer so too).
 // LogStartOffset is in every partition's answer, errors included;
-// LogAppendTime is -1. The server stamps PartitionLeaderEpoch 0 into each
-// batch it appends (bytes 12-15, outside the CRC), as a leader does.
+// LogAppendTime is -1. The server stamps the partition's leader epoch
+// into each batch it appends (bytes 12-15, outside the CRC), as a leader
+// does: 0, or for a partition adopted from Kafka the latest epoch of its
+// leader-epoch-checkpoint (logstore.Partition.LeaderEpoch), which
+// Metadata, ListOffsets and the CurrentLeaderEpoch checks say too
+// (Metadata says 0 for a partition not open yet; the client's next
+// request with 0 is fenced, 74, and its Metadata refresh then learns the
+// epoch).
 //
 // Fetch serves whole batches from the one that holds the fetch offset,
 // at least one even when it exceeds MaxBytes or PartitionMaxBytes, as

@@ -132,7 +132,7 @@ func (f *fetch) fill(sp *kmsg.FetchResponseTopicPartition, topic string, rp *kms
 	sp.RecordBatches = []byte{}
 	part, code := f.s.partition(topic, rp.Partition, false)
 	if code == errNone && f.r.Version >= 9 {
-		code = leaderEpochCode(rp.CurrentLeaderEpoch)
+		code = leaderEpochCode(rp.CurrentLeaderEpoch, part)
 	}
 	if code != errNone {
 		sp.ErrorCode = code

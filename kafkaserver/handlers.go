@@ -34,18 +34,15 @@ var (
 	errOffsetOutOfRange        = kerr.OffsetOutOfRange.Code
 )
 
-// leaderEpoch is every partition's leader epoch: one node that never
-// changes leader. Metadata and ListOffsets say it, and Produce stamps it
-// into every batch it takes.
-const leaderEpoch = 0
-
 // leaderEpochCode checks a request's CurrentLeaderEpoch (KIP-320: Fetch
 // v9+, ListOffsets v4+, OffsetForLeaderEpoch v2+) as Kafka's
-// Partition.checkCurrentLeaderEpoch does against the partition's epoch:
+// Partition.checkCurrentLeaderEpoch does against the partition's epoch
+// (logstore.Partition.LeaderEpoch: 0, or an adopted partition's latest):
 // -1 is unchecked, a lower epoch is 74 FENCED_LEADER_EPOCH (the client's
 // leader is older than ours), a higher one 76 UNKNOWN_LEADER_EPOCH (the
 // client knows of a leader we do not).
-func leaderEpochCode(current int32) int16 {
+func leaderEpochCode(current int32, part *logstore.Partition) int16 {
+	leaderEpoch := part.LeaderEpoch()
 	switch {
 	case current == -1 || current == leaderEpoch:
 		return errNone

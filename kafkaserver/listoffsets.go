@@ -69,7 +69,7 @@ func handleListOffsets(s *Server, c *conn, req kmsg.Request, p *pending) error {
 			sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, -1, -1
 			part, code := s.partition(rt.Topic, rp.Partition, false)
 			if code == errNone && r.Version >= 4 {
-				code = leaderEpochCode(rp.CurrentLeaderEpoch)
+				code = leaderEpochCode(rp.CurrentLeaderEpoch, part)
 			}
 			if code == errNone {
 				code = s.listOffset(part, rp.Timestamp, committed, sp)
@@ -94,7 +94,7 @@ func (s *Server) listOffset(part *logstore.Partition, ts int64, committed bool, 
 	if committed {
 		bound = part.LastStableOffset()
 	}
-	sp.LeaderEpoch = leaderEpoch
+	sp.LeaderEpoch = part.LeaderEpoch()
 	switch ts {
 	case listLatestTiered:
 		// Nothing is tiered: no offset, and leader epoch -1, as

@@ -26,6 +26,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/logstore/logstore"
 )
 
 // nodeID is this broker's node id: the only one, leader of every
@@ -66,7 +68,7 @@ func handleMetadata(s *Server, c *conn, req kmsg.Request, p *pending) error {
 	all := r.Topics == nil || (r.Version == 0 && len(r.Topics) == 0)
 	if all {
 		for _, t := range s.cat.Topics() {
-			resp.Topics = append(resp.Topics, topicOps(metadataTopic(t)))
+			resp.Topics = append(resp.Topics, topicOps(s.metadataTopic(t)))
 		}
 	}
 	for _, rt := range r.Topics {
@@ -77,7 +79,7 @@ func handleMetadata(s *Server, c *conn, req kmsg.Request, p *pending) error {
 			mt.ErrorCode = kerr.UnknownTopicID.Code
 			for _, t := range s.cat.Topics() {
 				if t.ID == rt.TopicID {
-					mt = topicOps(metadataTopic(t))
+					mt = topicOps(s.metadataTopic(t))
 					break
 				}
 			}
@@ -107,12 +109,12 @@ func handleMetadata(s *Server, c *conn, req kmsg.Request, p *pending) error {
 			resp.Topics = append(resp.Topics, mt)
 			continue
 		}
-		resp.Topics = append(resp.Topics, topicOps(metadataTopic(t)))
+		resp.Topics = append(resp.Topics, topicOps(s.metadataTopic(t)))
 	}
 	return nil
 }
 
-func metadataTopic(t topic) kmsg.MetadataResponseTopic {
+func (s *Server) metadataTopic(t topic) kmsg.MetadataResponseTopic {
 	mt := kmsg.NewMetadataResponseTopic()
 	name := t.Name
 	mt.Topic = &name
@@ -121,7 +123,7 @@ func metadataTopic(t topic) kmsg.MetadataResponseTopic {
 		mp := kmsg.NewMetadataResponseTopicPartition()
 		mp.Partition = i
 		mp.Leader = nodeID
-		mp.LeaderEpoch = 0
+		mp.LeaderEpoch = s.store.OpenLeaderEpoch(logstore.PartitionID{Topic: t.Name, Partition: i})
 		mp.Replicas = []int32{nodeID}
 		mp.ISR = []int32{nodeID}
 		mp.OfflineReplicas = []int32{}

@@ -42,7 +42,7 @@ func handleOffsetForLeaderEpoch(s *Server, c *conn, req kmsg.Request, p *pending
 			sp.Partition = rp.Partition
 			part, code := s.partition(rt.Topic, rp.Partition, false)
 			if code == errNone && r.Version >= 2 {
-				code = leaderEpochCode(rp.CurrentLeaderEpoch)
+				code = leaderEpochCode(rp.CurrentLeaderEpoch, part)
 			}
 			if code == errNone {
 				sp.LeaderEpoch, sp.EndOffset = part.EndOffsetForEpoch(rp.LeaderEpoch)

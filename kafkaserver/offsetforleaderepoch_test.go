@@ -189,7 +189,7 @@ func TestOffsetForLeaderEpochAdopted(t *testing.T) {
 		ask, epoch int32
 		end        int64
 	}{{0, 0, 3}, {1, 0, 3}, {2, 2, 7}, {3, 2, 7}, {5, 5, 10}, {6, -1, -1}, {-1, -1, -1}} {
-		got := askEpoch(t, c, epochReq(4, "a", 0, 0, cs.ask))
+		got := askEpoch(t, c, epochReq(4, "a", 0, 5, cs.ask)) // 5: the partition's epoch
 		if got.ErrorCode != 0 || got.LeaderEpoch != cs.epoch || got.EndOffset != cs.end {
 			t.Errorf("epoch %d: %+v, want epoch %d end %d", cs.ask, got, cs.epoch, cs.end)
 		}
@@ -268,5 +268,62 @@ func TestOffsetForLeaderEpochKgo(t *testing.T) {
 				t.Fatalf("first record %d, data loss reset to %d; want %d and %d", first, resetTo, cs.first, cs.lossResetTo)
 			}
 		})
+	}
+}
+
+// TestAdoptedEpochExtended: what logstore appends to an adopted
+// partition extends its latest epoch (5 here), as a Kafka leader's
+// appends extend its own: the batch is stamped 5, Metadata says 5 once
+// the partition is open, a CurrentLeaderEpoch of 0 is fenced, and a kgo
+// consumer that read the new record and validates its epoch finds no
+// data loss (with the batch stamped 0 it would have asked for epoch 0,
+// been told it ended at 3, and re-read from there).
+func TestAdoptedEpochExtended(t *testing.T) {
+	ts := adoptedServer(t)
+	c := ts.dial()
+	if code := partitionCode(c.do(produceReq(9, -1, "a", 0, batchOf(-1, 0, 0, "new")))); code != 0 {
+		t.Fatalf("produce: %d", code)
+	}
+	fr := c.do(fetchReq(12, "a", 0, 10, 0, 0)).(*kmsg.FetchResponse)
+	batches := fr.Topics[0].Partitions[0].RecordBatches
+	if len(batches) < recordbatch.HeaderSize {
+		t.Fatalf("fetch at 10: %d bytes", len(batches))
+	}
+	if e := recordbatch.Batch(batches).PartitionLeaderEpoch(); e != 5 {
+		t.Fatalf("the appended batch carries epoch %d, want 5", e)
+	}
+	md := metadata(t, c, 12, false, "a")
+	if e := md.Topics[0].Partitions[0].LeaderEpoch; e != 5 {
+		t.Fatalf("Metadata: leader epoch %d, want 5", e)
+	}
+	req := fetchReq(12, "a", 0, 10, 0, 0)
+	req.Topics[0].Partitions[0].CurrentLeaderEpoch = 0
+	if code := c.do(req).(*kmsg.FetchResponse).Topics[0].Partitions[0].ErrorCode; code != kerr.FencedLeaderEpoch.Code {
+		t.Fatalf("fetch with epoch 0: code %d, want FENCED_LEADER_EPOCH", code)
+	}
+	if got := askEpoch(t, c, epochReq(4, "a", 0, 5, 5)); got.ErrorCode != 0 || got.LeaderEpoch != 5 || got.EndOffset != 11 {
+		t.Fatalf("OffsetForLeaderEpoch(5): %+v, want epoch 5 end 11", got)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(ts.addr), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{
+		"a": {0: kgo.NewOffset().At(10).WithEpoch(5)},
+	}), kgo.FetchMaxWait(100*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	var got *kgo.Record
+	for got == nil && ctx.Err() == nil {
+		fs := cl.PollFetches(ctx)
+		fs.EachError(func(_ string, _ int32, err error) {
+			if ctx.Err() == nil {
+				t.Fatalf("kgo: %v", err)
+			}
+		})
+		fs.EachRecord(func(r *kgo.Record) { got = r })
+	}
+	if got == nil || got.Offset != 10 || got.LeaderEpoch != 5 || string(got.Value) != "new" {
+		t.Fatalf("kgo read %+v, want offset 10 at epoch 5", got)
 	}
 }

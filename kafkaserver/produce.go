@@ -170,7 +170,7 @@ func (s *Server) produceOne(version int16, txnID *string, topicName string, sp *
 		// then no marker of its transaction can be written.
 		defer release()
 	}
-	stampLeaderEpoch(records)
+	stampLeaderEpoch(records, part.LeaderEpoch())
 	res, err := part.AppendWritten(records)
 	s.produced(part.ID(), metrics.OutcomeOf(res, err), len(records))
 	if err != nil {
@@ -210,10 +210,11 @@ func isTxnData(records []byte) bool {
 }
 
 // stampLeaderEpoch sets a v2 batch's PartitionLeaderEpoch (bytes 12-15,
-// outside the CRC) to 0, the only leader epoch of a one-node log, as a
-// Kafka leader stamps its own (clients send -1).
-func stampLeaderEpoch(b []byte) {
+// outside the CRC) to epoch, the partition's (0, or an adopted
+// partition's latest: logstore.Partition.LeaderEpoch), as a Kafka leader
+// stamps its own (clients send -1).
+func stampLeaderEpoch(b []byte, epoch int32) {
 	if len(b) >= recordbatch.HeaderSize && b[16] == 2 {
-		binary.BigEndian.PutUint32(b[12:], 0)
+		binary.BigEndian.PutUint32(b[12:], uint32(epoch))
 	}
 }
