@@ -3,9 +3,7 @@ package logstore
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 
 	"github.com/logstore/logstore/internal/kafkackpt"
@@ -49,24 +47,14 @@ const kafkaCheckpointLimit = 64 << 20
 // there is none.
 func readKafkaLogStarts(fsys vfs.FS, dir string) (map[kafkackpt.Partition]int64, error) {
 	path := filepath.Join(dir, kafkackpt.LogStartFileName)
-	f, err := fsys.OpenFile(path, os.O_RDONLY, 0)
-	if errors.Is(err, fs.ErrNotExist) {
+	data, err := vfs.ReadFile(fsys, path, kafkaCheckpointLimit)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return nil, nil
-	}
-	if err != nil {
+	case errors.Is(err, vfs.ErrTooLarge):
+		return nil, fmt.Errorf("%w: %w", ErrBadKafkaCheckpoint, err)
+	case err != nil:
 		return nil, err
-	}
-	defer f.Close()
-	size, err := f.Size()
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if size > kafkaCheckpointLimit {
-		return nil, fmt.Errorf("%s: %w: %d bytes, above the %d this store reads", path, ErrBadKafkaCheckpoint, size, kafkaCheckpointLimit)
-	}
-	data := make([]byte, size)
-	if n, err := f.ReadAt(data, 0); err != nil && !(errors.Is(err, io.EOF) && n == len(data)) {
-		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	starts, err := kafkackpt.Decode(data)
 	if err != nil {

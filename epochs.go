@@ -11,25 +11,25 @@ package logstore
 // (KIP-320) to learn whether the log it read was truncated.
 //
 // logstore is one node that never changes leader: every batch it takes
-// is stamped with leader epoch 0 (package kafkaserver), so a partition
-// of its own has the one epoch 0, from the log start, once it holds
-// anything. A partition adopted from Kafka's files may carry a
-// leader-epoch-checkpoint; it is read and checked once, when the
-// partition opens (a file that does not parse fails the open, naming the
-// file and the line), and its entries are then the partition's epochs.
-// The epochs are the checkpoint's at open and are not rewritten: a
-// batch appended later carries epoch 0, which the list does not record
-// when the checkpoint's last epoch is above 0.
+// is stamped with the partition's LeaderEpoch (package kafkaserver), 0
+// for a partition of its own, which so has the one epoch 0, from the log
+// start, once it holds anything. A partition adopted from Kafka's files
+// may carry a leader-epoch-checkpoint; it is read and checked once, when
+// the partition opens (a file that does not parse fails the open, naming
+// the file and the line), and its entries are then the partition's
+// epochs. They are not rewritten: logstore leads the partition at the
+// checkpoint's latest epoch, so what it appends extends that epoch's
+// entry, as a Kafka leader's appends extend its own.
 
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/logstore/logstore/vfs"
 )
 
 // LeaderEpochCheckpointName is the file in a partition directory that
@@ -124,24 +124,14 @@ func DecodeLeaderEpochCheckpoint(data []byte) ([]EpochEntry, error) {
 // into p.epochs.
 func (p *Partition) loadLeaderEpochs(pdir string) error {
 	name := filepath.Join(pdir, LeaderEpochCheckpointName)
-	f, err := p.store.fs.OpenFile(name, os.O_RDONLY, 0)
-	if errors.Is(err, fs.ErrNotExist) {
+	data, err := vfs.ReadFile(p.store.fs, name, maxLeaderEpochCheckpointBytes)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return nil
-	}
-	if err != nil {
+	case errors.Is(err, vfs.ErrTooLarge):
+		return fmt.Errorf("leader epochs: %w: %w", ErrBadLeaderEpochCheckpoint, err)
+	case err != nil:
 		return fmt.Errorf("leader epochs: %w", err)
-	}
-	defer f.Close()
-	size, err := f.Size()
-	if err != nil {
-		return fmt.Errorf("leader epochs: %s: %w", name, err)
-	}
-	if size > maxLeaderEpochCheckpointBytes {
-		return fmt.Errorf("leader epochs: %s: %w: %d bytes, more than %d", name, ErrBadLeaderEpochCheckpoint, size, maxLeaderEpochCheckpointBytes)
-	}
-	data := make([]byte, size)
-	if _, err := f.ReadAt(data, 0); err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("leader epochs: %s: %w", name, err)
 	}
 	entries, err := DecodeLeaderEpochCheckpoint(data)
 	if err != nil {
