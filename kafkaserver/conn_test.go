@@ -94,7 +94,7 @@ func TestConnectionClosedOnBadRequests(t *testing.T) {
 		{"unknown key", sized(header(9999, 0)), "unknown or unsupported API key 9999"},
 		{"unadvertised key", sized(header(68, 0)), "unknown or unsupported API key 68"},
 		{"version not advertised", sized(header(1, 3)), "Fetch request at version 3"},
-		{"version above the max", sized(header(3, 13)), "Metadata request at version 13"},
+		{"version above the max", sized(header(3, 14)), "Metadata request at version 14"},
 		{"oversized frame", binary.BigEndian.AppendUint32(nil, 4097), "request frame of 4097 bytes, the limit is 4096"},
 		{"negative size", binary.BigEndian.AppendUint32(nil, 0xffffffff), "request frame of -1 bytes"},
 		{"short frame", binary.BigEndian.AppendUint32(nil, 3), "shorter than a request header"},

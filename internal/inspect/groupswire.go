@@ -19,7 +19,7 @@ import (
 // each group's committed offsets (OffsetFetch) and their lag to the high
 // watermarks (ListOffsets). Generation is -1, and so is each offset's
 // CommittedAt: the protocol does not carry them. A group the broker does
-// not know is described as Dead.
+// not know is described as Dead (v6's GROUP_ID_NOT_FOUND included).
 func BrokerGroups(ctx context.Context, cl *kgo.Client, group string, detail bool) ([]Group, error) {
 	var names []string
 	if group != "" {
@@ -48,6 +48,11 @@ func BrokerGroups(ctx context.Context, cl *kgo.Client, group string, detail bool
 	}
 	var groups []Group
 	for _, d := range dresp.Groups {
+		if d.ErrorCode == kerr.GroupIDNotFound.Code {
+			// DescribeGroups v6 (KIP-1043) answers an unknown group so
+			// where older versions answer it Dead.
+			d.ErrorCode, d.State = 0, "Dead"
+		}
 		if err := kerr.ErrorForCode(d.ErrorCode); err != nil {
 			return nil, fmt.Errorf("DescribeGroups %q: %w", d.Group, err)
 		}
