@@ -244,3 +244,43 @@ func TestSyncAnsweredWhenStored(t *testing.T) {
 		t.Fatalf("%+v", got)
 	}
 }
+
+// FuzzLoadGroupRecord: any group record that decodes loads into a
+// coordinator (as Open loads it) that then works: described, every
+// member heartbeats and syncs, then every session expires and the
+// rebalance that follows ends, without a panic.
+func FuzzLoadGroupRecord(f *testing.F) {
+	f.Add(groupRecord{state: Stable, generation: 3, protocolType: "consumer", emptyMs: -1, protocol: "range", leader: "a",
+		members: []memberRecord{{id: "a", instanceID: "i", rebalanceMs: 1, sessionMs: 2, assignment: []byte("x")}, {id: "b", sessionMs: 7000}}}.encode())
+	f.Add(groupRecord{state: CompletingRebalance, generation: 3, protocolType: "consumer", emptyMs: -1, protocol: "range", leader: "a",
+		members: []memberRecord{{id: "a", sessionMs: 2}}}.encode())
+	f.Add(groupRecord{generation: 3, protocolType: "consumer", emptyMs: 5}.encodeV1())
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r, err := decodeGroupRecord(b)
+		if err != nil {
+			return
+		}
+		e := newEnv(t, Config{})
+		now := e.clk.Now()
+		e.c.lock()
+		e.c.loadGroup("g", r, now)
+		e.c.startLoaded(e.c.groups["g"])
+		e.c.unlock()
+		d := e.c.Describe([]string{"g"})[0]
+		if d.Generation != r.generation || len(d.Members) != len(r.members) {
+			t.Fatalf("loaded %+v from %+v", d, r)
+		}
+		for _, m := range r.members {
+			e.c.Heartbeat("g", m.id, m.instanceID, r.generation)
+			e.sync(SyncRequest{Group: "g", MemberID: m.id, InstanceID: m.instanceID, Generation: r.generation})
+		}
+		e.clk.Advance(maxRebalanceTimeout)
+		e.clk.Advance(maxRebalanceTimeout)
+		e.settle()
+		// Every session has expired, the rebalance ended, and the
+		// retention scan may have removed the Empty group.
+		if st := e.state("g"); st != Empty && st != Dead {
+			t.Fatalf("state %v a year on", st)
+		}
+	})
+}
