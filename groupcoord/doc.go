@@ -114,8 +114,9 @@
 //	               uint32 len | metadata of the chosen protocol | uint32
 //	               len | assignment
 //	group record   1 | generation int32 | empty-since ms int64 | uint16
-//	  version 1:   len | protocol type (read as an Empty group; the
-//	               previous build wrote it)
+//	  version 1:   len | protocol type (the previous build's: read as an
+//	               Empty group, copied as it is by a rewrite, replaced
+//	               by the group's next record)
 //	offset record: 1 | offset int64 | leader epoch int32 | commit ms int64 |
 //	               expire ms int64 (-1: none) | uint32 len | metadata
 //

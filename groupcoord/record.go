@@ -38,6 +38,9 @@ type offsetRecord struct {
 type groupRecord struct {
 	// groupID is the group (the record's key, not in the value).
 	groupID string
+	// v1: decoded from version 1, encoded as it was (a conversion or
+	// compaction copies it unchanged).
+	v1 bool
 	// state is Empty, Stable or CompletingRebalance (written when the
 	// join phase ends, see persistGroup). A version 1 record is Empty.
 	state        State
@@ -175,6 +178,9 @@ const (
 // uint16 len | client host | rebalance timeout ms int64 | session
 // timeout ms int64 | uint32 len | metadata | uint32 len | assignment.
 func (r groupRecord) encode() []byte {
+	if r.v1 {
+		return r.encodeV1()
+	}
 	n := groupRecordFixedV2 + len(r.protocolType) + len(r.protocol) + len(r.leader)
 	for _, m := range r.members {
 		n += memberRecordFixed + len(m.id) + len(m.instanceID) + len(m.clientID) + len(m.clientHost) + len(m.metadata) + len(m.assignment)
@@ -243,7 +249,7 @@ func decodeGroupRecord(v []byte) (groupRecord, error) {
 	if len(v) < groupRecordFixed {
 		return r, &decodeError{len(v), fmt.Sprintf("%d bytes, a group record has at least %d", len(v), groupRecordFixed)}
 	}
-	r.state = Empty
+	r.state, r.v1 = Empty, true
 	r.generation = int32(binary.BigEndian.Uint32(v[1:]))
 	r.emptyMs = int64(binary.BigEndian.Uint64(v[5:]))
 	n := int(binary.BigEndian.Uint16(v[13:]))

@@ -23,8 +23,8 @@ func TestGroupRecordRoundTrip(t *testing.T) {
 	if !reflect.DeepEqual(got, r) {
 		t.Fatalf("got %+v\nwant %+v", got, r)
 	}
-	v1 := groupRecord{generation: 3, protocolType: "consumer", emptyMs: 1234}
-	got, err = decodeGroupRecord(v1.encodeV1())
+	v1 := groupRecord{generation: 3, protocolType: "consumer", emptyMs: 1234, v1: true}
+	got, err = decodeGroupRecord(v1.encode())
 	if err != nil {
 		t.Fatal(err)
 	}
