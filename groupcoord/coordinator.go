@@ -956,6 +956,12 @@ func (c *Coordinator) Sync(req SyncRequest, done func(SyncResponse)) {
 	case PreparingRebalance:
 		fail(RebalanceInProgress)
 	case CompletingRebalance:
+		if m.syncCb != nil {
+			// A SyncGroup of m again while one waits (the leader's while
+			// its assignment is written): the older one is superseded,
+			// answered so that every callback is called once.
+			c.answerSync(m, SyncResponse{Code: RebalanceInProgress})
+		}
 		m.syncCb = done
 		if !g.isLeader(m.id) {
 			return

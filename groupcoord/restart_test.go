@@ -1,6 +1,7 @@
 package groupcoord
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -238,10 +239,40 @@ func TestSyncAnsweredWhenStored(t *testing.T) {
 	if st := e.state("g"); st != CompletingRebalance {
 		t.Fatal(st)
 	}
+	// The leader's SyncGroup again while the first waits: the first is
+	// superseded, the second answered with the assignment.
+	again := make(chan SyncResponse, 1)
+	e.c.Sync(SyncRequest{Group: "g", MemberID: id, Generation: r.Generation, Assignments: map[string][]byte{id: []byte("a")}}, func(r SyncResponse) { again <- r })
+	if got := ready(t, s); got.Code != RebalanceInProgress {
+		t.Fatalf("superseded sync %+v", got)
+	}
 	close(block)
 	e.settle()
-	if got := ready(t, s); got.Code != None || string(got.Assignment) != "a" {
+	if got := ready(t, again); got.Code != None || string(got.Assignment) != "a" {
 		t.Fatalf("%+v", got)
+	}
+	if st := e.state("g"); st != Stable {
+		t.Fatal(st)
+	}
+}
+
+// TestSyncStoreFails: a SyncGroup whose assignment cannot be written
+// is not answered with it: the group rebalances again.
+func TestSyncStoreFails(t *testing.T) {
+	e := newEnv(t, Config{})
+	id, ch := e.newMember("g")
+	e.clk.Advance(testDelay)
+	r := ready(t, ch)
+	errFull := errors.New("disk full")
+	e.settle() // the committer idle: its last read of stepHook is done
+	stepHook = func(string) error { return errFull }
+	s := e.sync(SyncRequest{Group: "g", MemberID: id, Generation: r.Generation, Assignments: map[string][]byte{id: []byte("a")}})
+	stepHook = nil
+	if got := ready(t, s); got.Code != RebalanceInProgress {
+		t.Fatalf("%+v", got)
+	}
+	if st := e.state("g"); st != PreparingRebalance {
+		t.Fatal(st)
 	}
 }
 
