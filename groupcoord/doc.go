@@ -160,9 +160,9 @@
 // instance in a Stable group writes it with the new member id; the end
 // of a join phase writes it Empty (no member left) or, where Kafka
 // writes nothing, CompletingRebalance, so that the generation only goes
-// up across restarts. Those two are not waited for: a crash that loses
-// one brings the previous record back, whose members time out or
-// rejoin. A member leaving or expiring writes nothing by itself: it
+// up across restarts. These three are not waited for: a crash that
+// loses one brings the record before it back, whose members time out
+// or rejoin (its generation then comes again, as in Kafka). A member leaving or expiring writes nothing by itself: it
 // starts a rebalance, whose end is written. DeleteGroups, and the
 // retention scan's removal of an Empty group, delete the record.
 // Offsets, pending offsets and deletions are answered only after their
@@ -209,7 +209,8 @@
 // # Invariants
 //
 //   - A member is in exactly one group, its instance id maps to it.
-//   - The generation of a group only goes up, across restarts too.
+//   - The generation of a group only goes up, across restarts too
+//     (across a crash, from its last durable record).
 //   - A group is Stable only once its record with the assignments of
 //     its generation is durable: after a restart or crash it is Stable
 //     with those members and assignments (a static member's new id,
