@@ -160,26 +160,10 @@ func (e *env) join(req JoinRequest) chan JoinResponse {
 	return ch
 }
 
-// sync sends req and returns the channel its answer arrives on, once
-// what it queued for groups.db (the leader's assignment) is applied.
 func (e *env) sync(req SyncRequest) chan SyncResponse {
 	ch := make(chan SyncResponse, 1)
 	e.c.Sync(req, func(r SyncResponse) { ch <- r })
-	e.settle()
 	return ch
-}
-
-// settle waits until everything queued for groups.db so far is
-// committed and applied (the committer keeps queue order).
-func (e *env) settle() {
-	e.t.Helper()
-	done := make(chan struct{})
-	e.c.com.push(&item{apply: func(error) { close(done) }})
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		e.t.Fatal("groups.db commit not applied")
-	}
 }
 
 // ready returns the answer on ch, which must be there already.
