@@ -108,8 +108,11 @@ type group struct {
 	static       map[string]string
 	pending      map[string]uint64 // member id -> expiry timer token
 	// join is the token of the running join timer (PreparingRebalance).
-	join           uint64
-	initialJoin    bool
+	join        uint64
+	initialJoin bool
+	// storingGen is the generation whose assignment (the leader's
+	// SyncGroup) is being written, 0 when none is.
+	storingGen     int32
 	newMemberAdded bool
 	remaining      time.Duration
 	subscribed     map[string]bool // nil: unknown
@@ -120,9 +123,10 @@ type group struct {
 }
 
 // Open opens (creating it if absent) DIR/groups.db and loads every group
-// and committed offset. The groups come back Empty, without members (as
-// after a restart of Kafka, members rejoin), with their generation and
-// protocol type. A damaged file is an error matching ErrDamaged.
+// and committed offset. A group stored Stable comes back Stable, with
+// its members, generation, leader, protocol and assignments, each
+// member's session timer started afresh; see loadGroup for the others.
+// A damaged file is an error matching ErrDamaged.
 func Open(dir string, cfg Config) (*Coordinator, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = realClock{}
@@ -156,13 +160,7 @@ func Open(dir string, cfg Config) (*Coordinator, error) {
 	c := &Coordinator{cfg: cfg, clk: cfg.Clock, log: cfg.Logger, path: path, lf: lf, groups: map[string]*group{}}
 	now := c.clk.Now()
 	for id, r := range l.groups {
-		g := c.newGroup(id)
-		g.generation, g.protocolType = r.generation, r.protocolType
-		if r.emptyMs >= 0 {
-			g.stateTime = time.UnixMilli(r.emptyMs)
-		} else {
-			g.stateTime = now
-		}
+		c.loadGroup(id, r, now)
 	}
 	for id, offs := range l.offsets {
 		g := c.groups[id]
@@ -179,8 +177,72 @@ func Open(dir string, cfg Config) (*Coordinator, error) {
 		g.txnOffsets = byPID
 	}
 	c.com = newCommitter(lf, c.log)
+	c.lock()
+	for _, g := range c.groups {
+		c.startLoaded(g)
+	}
+	c.unlock()
 	c.scheduleScan()
 	return c, nil
+}
+
+// loadGroup makes the group of record r, as Kafka's loadGroup does: an
+// Empty record is an Empty group; a Stable one is a Stable group with
+// its members, generation, protocol, leader and assignments. A record
+// of CompletingRebalance (the join phase ended, the leader's assignment
+// not stored) is a group with those members rebalancing again: Kafka
+// keeps no such record and would load the Stable one before it, whose
+// SyncGroups and Heartbeats of the unstored generation fail, so that
+// its members rejoin; here they are told REBALANCE_IN_PROGRESS and
+// rejoin with their member ids.
+func (c *Coordinator) loadGroup(id string, r groupRecord, now time.Time) {
+	g := c.newGroup(id)
+	g.generation, g.protocolType = r.generation, r.protocolType
+	g.stateTime = now
+	if r.state == Empty || len(r.members) == 0 {
+		if r.emptyMs >= 0 {
+			g.stateTime = time.UnixMilli(r.emptyMs)
+		}
+		return
+	}
+	g.protocol, g.leader = r.protocol, r.leader
+	for _, mr := range r.members {
+		m := &member{
+			id: mr.id, instanceID: mr.instanceID, clientID: mr.clientID, clientHost: mr.clientHost,
+			session:      min(max(time.Duration(mr.sessionMs)*time.Millisecond, c.cfg.MinSessionTimeout), c.cfg.MaxSessionTimeout),
+			rebalance:    min(time.Duration(mr.rebalanceMs)*time.Millisecond, maxRebalanceTimeout),
+			protocolType: r.protocolType,
+			protocols:    []Protocol{{Name: r.protocol, Metadata: mr.metadata}},
+		}
+		if r.state == Stable {
+			m.assignment = mr.assignment
+		}
+		g.members = append(g.members, m)
+		if m.instanceID != "" {
+			g.static[m.instanceID] = m.id
+		}
+	}
+	g.subscribed = c.subscribedTopics(g)
+	if r.state == Stable {
+		g.state = Stable
+	} else {
+		g.state = PreparingRebalance
+	}
+}
+
+// startLoaded starts the timers of a group Open loaded: each member's
+// session afresh (a live member goes on heartbeating, a dead one
+// expires as usual), and the join timer of a group rebalancing again.
+func (c *Coordinator) startLoaded(g *group) {
+	for _, m := range g.members {
+		c.heartbeat(g, m)
+	}
+	if g.state == PreparingRebalance {
+		if c.cfg.OnRebalance != nil {
+			c.cfg.OnRebalance(g.id)
+		}
+		c.scheduleJoin(g, g.rebalanceTimeout())
+	}
 }
 
 func (c *Coordinator) newGroup(id string) *group {
@@ -385,15 +447,46 @@ func (c *Coordinator) transition(g *group, s State) {
 	g.stateTime = c.clk.Now()
 }
 
-// persistGroup queues the group's record (not waited for: it is the
-// generation and the start of emptiness, which a crash may lose to the
-// previous value without harm to offsets).
+// persistGroup queues g's record, as it is, not waited for. It is
+// written when the join phase ends (Empty, or CompletingRebalance with
+// the members and no assignment: the generation only goes up across
+// restarts) and when a static member takes over its instance in a
+// Stable group (the new member id). Losing the last one to a crash
+// loses no offset: the previous record comes back (see Open). The
+// Stable record of the leader's SyncGroup is waited for (see Sync).
 func (c *Coordinator) persistGroup(g *group) {
-	r := groupRecord{generation: g.generation, protocolType: g.protocolType, emptyMs: -1}
-	if g.state == Empty {
+	c.com.push(&item{ops: []op{c.groupOp(c.snapshot(g, g.state, nil))}})
+}
+
+func (c *Coordinator) groupOp(r groupRecord) op {
+	return op{kind: opPutGroup, key: []byte(r.groupID), val: r.encode()}
+}
+
+// snapshot is g's record in state: the members with their metadata of
+// the chosen protocol and, for Stable, their assignment (from assign
+// when it is not nil, else the members').
+func (c *Coordinator) snapshot(g *group, state State, assign map[string][]byte) groupRecord {
+	r := groupRecord{groupID: g.id, state: state, generation: g.generation, protocolType: g.protocolType, emptyMs: -1}
+	if state == Empty {
 		r.emptyMs = g.stateTime.UnixMilli()
+		return r
 	}
-	c.com.push(&item{ops: []op{{kind: opPutGroup, key: []byte(g.id), val: r.encode()}}})
+	r.protocol, r.leader = g.protocol, g.leader
+	for _, m := range g.members {
+		mr := memberRecord{
+			id: m.id, instanceID: m.instanceID, clientID: m.clientID, clientHost: m.clientHost,
+			rebalanceMs: m.rebalance.Milliseconds(), sessionMs: m.session.Milliseconds(),
+			metadata: m.metadata(g.protocol),
+		}
+		if state == Stable {
+			mr.assignment = m.assignment
+			if assign != nil {
+				mr.assignment = assign[m.id]
+			}
+		}
+		r.members = append(r.members, mr)
+	}
+	return r
 }
 
 func (c *Coordinator) answerJoin(m *member, r JoinResponse) {
@@ -643,6 +736,7 @@ func (c *Coordinator) replaceStatic(g *group, old *member, id string, req JoinRe
 			}
 		}
 		c.heartbeat(g, old)
+		c.persistGroup(g)
 		c.later(func() { done(r) })
 	default:
 		c.updateMember(g, old, req, done)
@@ -678,7 +772,7 @@ func (c *Coordinator) prepareRebalance(g *group, reason string) {
 		return
 	}
 	g.initialJoin = false
-	c.scheduleJoin(g)
+	c.scheduleJoin(g, g.rebalanceTimeout())
 	c.tryCompleteJoin(g)
 }
 
@@ -700,9 +794,10 @@ func (c *Coordinator) scheduleInitialJoin(g *group, delay time.Duration) {
 	g.join = tok
 }
 
-func (c *Coordinator) scheduleJoin(g *group) {
+// scheduleJoin ends the join phase after d unless it ends sooner.
+func (c *Coordinator) scheduleJoin(g *group, d time.Duration) {
 	var tok uint64
-	tok = c.after(g.rebalanceTimeout(), func() {
+	tok = c.after(d, func() {
 		if g.join != tok || g.state != PreparingRebalance {
 			return
 		}
@@ -733,8 +828,11 @@ func (c *Coordinator) completeJoin(g *group) {
 	}
 	if !c.electJoinedLeader(g) && len(g.members) > 0 {
 		// Only static members that have not rejoined: wait for them
-		// again (their sessions expire them meanwhile).
-		c.scheduleJoin(g)
+		// again, their sessions expiring them meanwhile. The wait is at
+		// least the shortest session a member may have, so that a tiny
+		// rebalance timeout (a loaded record may carry one) re-arms a
+		// bounded number of times before the sessions end it.
+		c.scheduleJoin(g, max(g.rebalanceTimeout(), c.cfg.MinSessionTimeout))
 		return
 	}
 	g.generation++
@@ -862,20 +960,57 @@ func (c *Coordinator) Sync(req SyncRequest, done func(SyncResponse)) {
 	case PreparingRebalance:
 		fail(RebalanceInProgress)
 	case CompletingRebalance:
+		if m.syncCb != nil {
+			// A SyncGroup of m again while one waits (the leader's while
+			// its assignment is written): the older one is superseded,
+			// answered so that every callback is called once.
+			c.answerSync(m, SyncResponse{Code: RebalanceInProgress})
+		}
 		m.syncCb = done
 		if !g.isLeader(m.id) {
 			return
 		}
-		for _, o := range g.members {
-			o.assignment = req.Assignments[o.id]
+		if g.storingGen == g.generation {
+			// The leader's SyncGroup again while its assignment is
+			// being written: answered with the others when it is.
+			return
 		}
-		c.transition(g, Stable)
+		// Kafka's: the group becomes Stable, and the SyncGroups are
+		// answered, once its record with the assignment is durable.
+		assign := make(map[string][]byte, len(g.members))
 		for _, o := range g.members {
-			if o.syncCb != nil {
-				c.answerSync(o, SyncResponse{ProtocolType: g.protocolType, Protocol: g.protocol, Assignment: o.assignment})
-				c.heartbeat(g, o)
+			assign[o.id] = req.Assignments[o.id]
+		}
+		gen := g.generation
+		g.storingGen = gen
+		c.com.push(&item{ops: []op{c.groupOp(c.snapshot(g, Stable, assign))}, apply: func(err error) {
+			c.lock()
+			defer c.unlock()
+			if g.storingGen == gen {
+				g.storingGen = 0
 			}
-		}
+			if c.groups[g.id] != g || g.generation != gen {
+				return
+			}
+			if c.closed || g.state != CompletingRebalance {
+				return
+			}
+			if err != nil {
+				c.log.Error("group assignment not stored: rebalancing again", "group", g.id, "generation", gen, "err", err)
+				c.prepareRebalance(g, "assignment not stored")
+				return
+			}
+			for _, o := range g.members {
+				o.assignment = assign[o.id]
+			}
+			c.transition(g, Stable)
+			for _, o := range g.members {
+				if o.syncCb != nil {
+					c.answerSync(o, SyncResponse{ProtocolType: g.protocolType, Protocol: g.protocol, Assignment: o.assignment})
+					c.heartbeat(g, o)
+				}
+			}
+		}})
 	case Stable:
 		r := SyncResponse{ProtocolType: g.protocolType, Protocol: g.protocol, Assignment: m.assignment}
 		c.heartbeat(g, m)

@@ -326,6 +326,12 @@ func TestReopenKeepsOffsetsAndGeneration(t *testing.T) {
 		t.Fatal(c)
 	}
 	e.commit(CommitRequest{Group: "simple", Generation: -1, Offsets: []OffsetCommit{{TopicPartition: TopicPartition{"u", 0}, Offset: 1}}})
+	// The member leaves: the group is Empty in the next generation
+	// (a Stable group comes back Stable: TestRestartStableGroup).
+	if top, codes := e.c.Leave("g", []LeaveMember{{MemberID: ids[0]}}); top != None || codes[0] != None {
+		t.Fatal(top, codes)
+	}
+	gen++
 	e.reopen()
 	got, _ := e.c.Fetch("g", nil, false)
 	if len(got) != 1 || got[0].Offset != 42 || got[0].Metadata != "meta" {

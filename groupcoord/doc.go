@@ -104,8 +104,19 @@
 //	                                           transaction not ended yet
 //	offset key:    uint16 len(group) | group | uint16 len(topic) | topic |
 //	               int32 partition (big-endian; one group's keys share a prefix)
-//	group record:  1 | generation int32 | empty-since ms int64 (-1: not
-//	               Empty when written) | uint16 len | protocol type
+//	group record:  2 | state int8 | generation int32 | empty-since ms
+//	               int64 (-1: not Empty when written) | uint16 len |
+//	               protocol type | uint16 len | protocol | uint16 len |
+//	               leader | uint32 count | members
+//	member:        uint16 len | member id | uint16 len | instance id |
+//	               uint16 len | client id | uint16 len | client host |
+//	               rebalance timeout ms int64 | session timeout ms int64 |
+//	               uint32 len | metadata of the chosen protocol | uint32
+//	               len | assignment
+//	group record   1 | generation int32 | empty-since ms int64 | uint16
+//	  version 1:   len | protocol type (the previous build's: read as an
+//	               Empty group, copied as it is by a rewrite, replaced
+//	               by the group's next record)
 //	offset record: 1 | offset int64 | leader epoch int32 | commit ms int64 |
 //	               expire ms int64 (-1: none) | uint32 len | metadata
 //
@@ -132,14 +143,30 @@
 // again at the next Open; after it, the whole new file. Read reads a
 // bbolt file as it is. bbolt is used for nothing else.
 //
+// A group record's state is Empty (no members), Stable (members with
+// their assignments) or CompletingRebalance (members, no assignment);
+// its members are all there, the leader among them, ids and instance
+// ids unique. Every length is checked against the bytes left before
+// anything is allocated.
+//
 // A committer goroutine (metalog's) writes what is queued while the
 // previous commit ran in one commit (one frame, one write, one
 // fdatasync), in queue order, then applies it in memory; concurrent
-// OffsetCommits share fsyncs. Group records are written without waiting
-// (they hold the generation and the start of emptiness; losing the last
-// one to a crash delays retention or repeats nothing that matters to
-// offsets). Offsets, pending offsets and deletions are answered only
-// after their commit is durable. DeleteGroups deletes every key of the
+// OffsetCommits share fsyncs. A group's record is written where
+// Kafka's GroupCoordinator stores its GroupMetadata: the leader's
+// SyncGroup writes it Stable with the assignment, and the group becomes
+// Stable and the SyncGroups are answered only once that is durable (a
+// failed write rebalances again); a static member taking over its
+// instance in a Stable group writes it with the new member id; the end
+// of a join phase writes it Empty (no member left) or, where Kafka
+// writes nothing, CompletingRebalance, so that the generation only goes
+// up across restarts. These three are not waited for: a crash that
+// loses one brings the record before it back, whose members time out
+// or rejoin (its generation then comes again, as in Kafka). A member leaving or expiring writes nothing by itself: it
+// starts a rebalance, whose end is written. DeleteGroups, and the
+// retention scan's removal of an Empty group, delete the record.
+// Offsets, pending offsets and deletions are answered only after their
+// commit is durable. DeleteGroups deletes every key of the
 // group's prefix the file holds when its commit is written, so an
 // offset commit queued before it cannot outlive the group.
 //
@@ -162,15 +189,33 @@
 // rate. Moving it would be one more conversion to keep tested, for no
 // gain.
 //
-// After a restart the groups come back Empty, without members, with
-// their generation, protocol type and offsets: the members rejoin (their
-// old member ids are unknown, so they get UNKNOWN_MEMBER_ID and join
-// afresh), as after a coordinator move in Kafka; no offset is lost.
+// After a restart the groups come back as Kafka's coordinator loads
+// them from __consumer_offsets: a group stored Stable is Stable, with
+// its members (static ones with their instance ids), generation,
+// leader, protocol and assignments, and each member's session timer
+// started afresh at Open, so a live member that goes on heartbeating
+// with its member id and generation continues without a rebalance (its
+// SyncGroup gets its stored assignment), and a dead one times out as
+// usual, starting the normal rebalance. A group stored Empty is Empty
+// with its generation, protocol type and offsets. A group stored
+// CompletingRebalance (the restart came before the leader's assignment
+// was stored) comes back PreparingRebalance with those members, its
+// join timer started: their Heartbeats and SyncGroups get
+// REBALANCE_IN_PROGRESS and they rejoin with their member ids (in
+// Kafka the Stable record before it would come back, and its members'
+// requests of the unstored generation would fail the same way). No
+// offset is lost.
 //
 // # Invariants
 //
 //   - A member is in exactly one group, its instance id maps to it.
-//   - The generation of a group only goes up, across restarts too.
+//   - The generation of a group only goes up, across restarts too
+//     (across a crash, from its last durable record).
+//   - A group is Stable only once its record with the assignments of
+//     its generation is durable: after a restart or crash it is Stable
+//     with those members and assignments (a static member's new id,
+//     written without waiting, may come back as its old one, fenced at
+//     its next join), or in the state of a later record.
 //   - Every JoinGroup and SyncGroup callback is called exactly once: with
 //     the answer, with an error when its member is removed or fenced, or
 //     NOT_COORDINATOR at Close.

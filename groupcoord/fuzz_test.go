@@ -40,9 +40,15 @@ func FuzzDecodeOffsetRecord(f *testing.F) {
 	fuzzRoundTrip(f, decodeOffsetRecord)
 }
 
+// FuzzDecodeGroupRecord: versions 1 and 2; what decodes encodes back
+// to the same bytes, in its version.
 func FuzzDecodeGroupRecord(f *testing.F) {
-	f.Add(groupRecord{generation: 3, protocolType: "consumer", emptyMs: -1}.encode())
+	f.Add(groupRecord{generation: 3, protocolType: "consumer", emptyMs: -1}.encodeV1())
+	f.Add(groupRecord{generation: 3, protocolType: "consumer", emptyMs: 5}.encode())
+	f.Add(groupRecord{state: Stable, generation: 3, protocolType: "consumer", emptyMs: -1, protocol: "range", leader: "a",
+		members: []memberRecord{{id: "a", instanceID: "i", clientID: "c", clientHost: "h", rebalanceMs: 1, sessionMs: 2, metadata: []byte("m"), assignment: []byte("x")}, {id: "b"}}}.encode())
 	f.Add([]byte{1, 0})
+	f.Add([]byte{2, 3})
 	fuzzRoundTrip(f, decodeGroupRecord)
 }
 

@@ -14,7 +14,13 @@ type fakeClock struct {
 	mu     sync.Mutex
 	now    time.Time
 	timers []*fakeTimer
+	// fired counts the timers fired, for tests that bound them.
+	fired int
 }
+
+// maxFiresPerAdvance stops a test whose timers re-arm without end (a
+// spinning coordinator) with a clear failure instead of a hang.
+const maxFiresPerAdvance = 200_000
 
 type fakeTimer struct {
 	c       *fakeClock
@@ -52,7 +58,10 @@ func (c *fakeClock) Advance(d time.Duration) {
 	c.mu.Lock()
 	end := c.now.Add(d)
 	c.mu.Unlock()
-	for {
+	for n := 0; ; n++ {
+		if n == maxFiresPerAdvance {
+			panic("fakeClock: more than 200,000 timers fired in one Advance: something re-arms for ever")
+		}
 		c.mu.Lock()
 		sort.SliceStable(c.timers, func(i, j int) bool { return c.timers[i].at.Before(c.timers[j].at) })
 		var next *fakeTimer
@@ -75,6 +84,7 @@ func (c *fakeClock) Advance(d time.Duration) {
 		}
 		c.now = next.at
 		next.stopped = true
+		c.fired++
 		c.mu.Unlock()
 		next.f()
 	}
@@ -160,10 +170,26 @@ func (e *env) join(req JoinRequest) chan JoinResponse {
 	return ch
 }
 
+// sync sends req and returns the channel its answer arrives on, once
+// what it queued for groups.db (the leader's assignment) is applied.
 func (e *env) sync(req SyncRequest) chan SyncResponse {
 	ch := make(chan SyncResponse, 1)
 	e.c.Sync(req, func(r SyncResponse) { ch <- r })
+	e.settle()
 	return ch
+}
+
+// settle waits until everything queued for groups.db so far is
+// committed and applied (the committer keeps queue order).
+func (e *env) settle() {
+	e.t.Helper()
+	done := make(chan struct{})
+	e.c.com.push(&item{apply: func(error) { close(done) }})
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		e.t.Fatal("groups.db commit not applied")
+	}
 }
 
 // ready returns the answer on ch, which must be there already.

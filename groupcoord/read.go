@@ -14,12 +14,18 @@ import (
 	"github.com/logstore/logstore/internal/metalog"
 )
 
-// GroupInfo is a group as groups.db holds it: what survives a restart
-// (no members: they rejoin a running server).
+// GroupInfo is a group as groups.db holds it: what survives a restart.
 type GroupInfo struct {
 	Group        string
 	ProtocolType string
 	Generation   int32
+	// State is Empty, Stable or CompletingRebalance as recorded (Empty
+	// for a group of commits only); Protocol, Leader and Members are
+	// the recorded members', Assignment set when Stable.
+	State    State
+	Protocol string
+	Leader   string
+	Members  []MemberDescription
 	// EmptySince is when the group last became Empty as recorded, zero
 	// when it had members when last written (or has no record: a group
 	// of commits only).
@@ -53,6 +59,10 @@ func Read(dir string, timeout time.Duration) ([]GroupInfo, error) {
 	for id, r := range l.groups {
 		g := get(id)
 		g.ProtocolType, g.Generation = r.protocolType, r.generation
+		g.State, g.Protocol, g.Leader = r.state, r.protocol, r.leader
+		for _, m := range r.members {
+			g.Members = append(g.Members, MemberDescription{MemberID: m.id, InstanceID: m.instanceID, ClientID: m.clientID, ClientHost: m.clientHost, Metadata: m.metadata, Assignment: m.assignment})
+		}
 		if r.emptyMs >= 0 {
 			g.EmptySince = time.UnixMilli(r.emptyMs)
 		}

@@ -31,6 +31,9 @@ func TestRead(t *testing.T) {
 		t.Fatalf("%+v", gs)
 	}
 	g := gs[1]
+	if g.State != Stable || len(g.Members) != 1 || g.Members[0].MemberID != ids[0] || g.Leader != ids[0] || string(g.Members[0].Assignment) != "assignment of "+ids[0] {
+		t.Fatalf("members %+v", g)
+	}
 	if g.ProtocolType != "consumer" || g.Generation != gen || len(g.Offsets) != 2 || g.Offsets[0].Partition != 0 || g.Offsets[1].Offset != 7 || g.Offsets[1].Metadata != "x" {
 		t.Fatalf("%+v", g)
 	}

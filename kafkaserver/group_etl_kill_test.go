@@ -163,8 +163,9 @@ func TestGroupETLKillAndRestart(t *testing.T) {
 	addr := freeAddr(t)
 	p := behindProxy(t, addr)
 	c := startChild(t, childSpec{Listen: addr, Advertise: p.Addr(), MetricsListen: freeAddr(t), SegmentBytes: 2048,
-		// Members rejoin after each restart: no wait for more members,
-		// and the workers' short session timeout allowed.
+		// Members whose session ran out while the server was down
+		// rejoin after a restart: no wait for more members, and the
+		// workers' short session timeout allowed.
 		Args: []string{"--group-initial-rebalance-delay", "0", "--group-min-session-timeout", "500ms"}})
 	brokers := []string{p.Addr()}
 	in := produce(t, brokers, &kafkatest.Workload{Topic: "in", Partitions: 2, Records: n})

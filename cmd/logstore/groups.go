@@ -43,8 +43,9 @@ followed by one line per committed offset:
   group=<id> topic=<topic> partition=<p> committed=<offset> end=<log end|unknown> lag=<end-committed|unknown> leaderEpoch=<e> committedAt=<ms> metadata=<quoted>
 
 The end of each partition is read from the store (a partition that no
-longer exists has none). Members and assignments are not in groups.db:
-they live in a running server (members rejoin after a restart), and a
+longer exists has none). groups.db keeps each group's members and
+assignments too (a Stable group comes back with them after a restart),
+but --dir shows only the offsets; --bootstrap shows the members. A
 running server holds both the store and groups.db, so groups refuses
 while serve runs (after --lock-timeout). With --json each group is one
 JSON object on a line of its own, its offsets a list.
