@@ -182,8 +182,11 @@ var recoveryCounters = []string{
 	"logstore_segment_rolls_total",
 }
 
-// scrape reads the child's /metrics and adds the recoveryCounters to sum.
-func (c *child) scrape(sum map[string]float64) error {
+func isRecoveryCounter(name string) bool { return slices.Contains(recoveryCounters, name) }
+
+// scrape reads the child's /metrics and adds the samples whose name
+// (with its labels) match accepts to sum.
+func (c *child) scrape(sum map[string]float64, match func(name string) bool) error {
 	resp, err := http.Get("http://" + c.spec.MetricsListen + "/metrics")
 	if err != nil {
 		return err
@@ -195,7 +198,7 @@ func (c *child) scrape(sum map[string]float64) error {
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() {
 		name, value, ok := strings.Cut(sc.Text(), " ")
-		if !ok || !slices.Contains(recoveryCounters, name) {
+		if !ok || !match(name) {
 			continue
 		}
 		v, err := strconv.ParseFloat(value, 64)
@@ -259,7 +262,7 @@ func TestE2EKillAndRestart(t *testing.T) {
 				time.Sleep(5 * time.Millisecond)
 			}
 			time.Sleep(time.Duration(rng.IntN(20)) * time.Millisecond)
-			if killErr = c.scrape(recovery); killErr != nil {
+			if killErr = c.scrape(recovery, isRecoveryCounter); killErr != nil {
 				continue
 			}
 			killErr = c.kill()
@@ -300,7 +303,7 @@ func TestE2EKillAndRestart(t *testing.T) {
 		t.Fatalf("%d answers swallowed before kills, and no retry after a restart was answered as a duplicate", c.ProduceDropped)
 	}
 	consumeAndVerify(t, brokers, p, res)
-	if err := c.scrape(recovery); err != nil {
+	if err := c.scrape(recovery, isRecoveryCounter); err != nil {
 		t.Fatal(err)
 	}
 	// The children reopened partitions their predecessor left without a
