@@ -34,10 +34,26 @@ func TestGroupsFileCrashAtEveryCut(t *testing.T) {
 	tp := func(p int32) TopicPartition { return TopicPartition{Topic: "t", Partition: p} }
 	point() // the file as Open made it
 
-	ids, gen := e.stable("a", 2)
+	// Every step below writes one record (or one batch): a point after
+	// each, so that no cut can fall between two writes of a step.
+	id1, j1 := e.newMember("a")
+	id2, j2 := e.newMember("a")
+	e.clk.Advance(2 * testDelay) // the join phase ends: its record
+	r1, r2 := ready(t, j1), ready(t, j2)
+	point()
+	leader, follower := id1, id2
+	if r1.Leader != id1 {
+		leader, follower = id2, id1
+	}
+	gen := r1.Generation
+	s1 := e.sync(SyncRequest{Group: "a", MemberID: leader, Generation: gen, Assignments: map[string][]byte{id1: []byte("one"), id2: []byte("two")}})
+	s2 := e.sync(SyncRequest{Group: "a", MemberID: follower, Generation: r2.Generation})
+	if ready(t, s1).Code != None || ready(t, s2).Code != None {
+		t.Fatal("sync")
+	}
 	point()
 	for i := range 3 {
-		codes := e.commit(CommitRequest{Group: "a", MemberID: ids[i%2], Generation: gen,
+		codes := e.commit(CommitRequest{Group: "a", MemberID: []string{id1, id2}[i%2], Generation: gen,
 			Offsets: []OffsetCommit{{TopicPartition: tp(0), Offset: int64(10 * i)}, {TopicPartition: tp(1), Offset: int64(10*i + 1), Metadata: "m"}}})
 		if codes[0] != None {
 			t.Fatal(codes)
@@ -49,21 +65,22 @@ func TestGroupsFileCrashAtEveryCut(t *testing.T) {
 	ch := e.join(req)
 	e.clk.Advance(testDelay)
 	r := ready(t, ch)
+	point()
 	ready(t, e.sync(SyncRequest{Group: "s", MemberID: r.MemberID, InstanceID: "i1", Generation: r.Generation, Assignments: map[string][]byte{r.MemberID: []byte("static")}}))
 	point()
 	if codes := e.commit(CommitRequest{Group: "free", Generation: -1, Offsets: []OffsetCommit{{TopicPartition: tp(2), Offset: 7}}}); codes[0] != None {
 		t.Fatal(codes)
 	}
 	point()
-	if top, _ := e.c.Leave("a", []LeaveMember{{MemberID: ids[1]}}); top != None {
+	if top, _ := e.c.Leave("a", []LeaveMember{{MemberID: follower}}); top != None {
 		t.Fatal(top)
 	}
-	// The leave starts a rebalance, recorded when its join phase ends.
-	// The one left rejoins alone: a new generation of one member.
-	j := e.join(joinReq("a", ids[0]))
-	e.clk.Advance(testRebalance)
-	jr := ready(t, j)
-	ready(t, e.sync(SyncRequest{Group: "a", MemberID: ids[0], Generation: jr.Generation, Assignments: map[string][]byte{ids[0]: []byte("all")}}))
+	// The leave starts a rebalance, recorded when its join phase ends:
+	// the one left rejoins alone, which ends it (every member joined):
+	// a new generation of one member.
+	jr := ready(t, e.join(joinReq("a", leader)))
+	point()
+	ready(t, e.sync(SyncRequest{Group: "a", MemberID: leader, Generation: jr.Generation, Assignments: map[string][]byte{leader: []byte("all")}}))
 	point()
 	ok := make(chan []Code, 1)
 	e.c.DeleteGroups([]string{"free"}, func(c []Code) { ok <- c })
