@@ -1,14 +1,26 @@
 package kafkaserver
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"io"
 	"net"
 	"path/filepath"
 	"testing"
+	"time"
 
+	"github.com/twmb/franz-go/pkg/kfake"
+
+	"github.com/logstore/logstore/internal/perf"
 	"github.com/logstore/logstore/internal/testutil"
+)
+
+// fetchTopic is BenchmarkFetchServer's topic; fetchRecordBytes the
+// value size of kfake's records there.
+const (
+	fetchTopic       = "bench"
+	fetchRecordBytes = 1024
 )
 
 // BenchmarkFetchServer: the server's side of a fetch, without a Kafka
@@ -23,15 +35,20 @@ import (
 // other jobs load. tcpcopy is the floor beside it: the partition's
 // segment file sent over a loopback connection (io.Copy from the file:
 // sendfile) to a reader taking 1 MiB a read, in the same process.
+// inflight=4 keeps four fetches sent ahead of the responses read, as a
+// client fetching several partitions or prefetching does. kfake/ is
+// the same client against franz-go's kfake (in the same process, so
+// its cpu-us/MiB compares with the server's), holding 16 MiB of the
+// same shape of records, sent by kgo.
 func BenchmarkFetchServer(b *testing.B) {
-	ts, part, batch := zeroBatchPartition(b, "bench")
+	ts, part, batch := zeroBatchPartition(b, fetchTopic)
 	batches := (64 << 20) / len(batch)
 	for range batches {
 		if _, err := part.Append(append([]byte(nil), batch...)); err != nil {
 			b.Fatal(err)
 		}
 	}
-	logs, err := filepath.Glob(filepath.Join(ts.store.Dir(), "bench-0", "*.log"))
+	logs, err := filepath.Glob(filepath.Join(ts.store.Dir(), fetchTopic+"-0", "*.log"))
 	if err != nil || len(logs) == 0 {
 		b.Fatalf("the partition's segment files: %v (%d found)", err, len(logs))
 	}
@@ -64,39 +81,101 @@ func BenchmarkFetchServer(b *testing.B) {
 		b.SetBytes(total / int64(b.N))
 	})
 	for _, size := range []int{64 << 10, 1 << 20} {
-		b.Run(fmt.Sprintf("bytes=%dKiB", size>>10), func(b *testing.B) {
-			c := ts.dial()
-			buf := make([]byte, 2*size+4096)
-			step := size / len(batch) // batches per fetch
-			var sent int64
-			b.ReportAllocs()
-			b.ResetTimer()
-			cpu0, cpuKnown := processCPU()
-			for i := range b.N {
-				first := (i * step) % (batches - step)
-				r := fetchReq(12, "bench", 0, int64(first*zeroBatchRecords), 0, 0)
-				r.MaxBytes, r.Topics[0].Partitions[0].PartitionMaxBytes = int32(size), int32(size)
-				c.corr++
-				if _, err := c.nc.Write(frame(r, c.corr)); err != nil {
-					b.Fatal(err)
-				}
-				if _, err := io.ReadFull(c.nc, buf[:4]); err != nil {
-					b.Fatal(err)
-				}
-				n := int(binary.BigEndian.Uint32(buf))
-				if n > len(buf) || n < size/2 {
-					b.Fatalf("response of %d bytes", n)
-				}
-				if _, err := io.ReadFull(c.nc, buf[:n]); err != nil {
-					b.Fatal(err)
-				}
-				sent += int64(n)
-			}
-			b.StopTimer()
-			if cpu1, ok := processCPU(); ok && cpuKnown {
-				b.ReportMetric(float64((cpu1-cpu0).Microseconds())/(float64(sent)/(1<<20)), "cpu-us/MiB")
-			}
-			b.SetBytes(sent / int64(b.N))
-		})
+		for _, inflight := range []int{1, 4} {
+			b.Run(fmt.Sprintf("bytes=%dKiB/inflight=%d", size>>10, inflight), func(b *testing.B) {
+				step := size / len(batch) // batches per fetch
+				rawFetches(b, ts.dial().nc, size, inflight, func(i int) int64 {
+					return int64((i*step)%(batches-step)) * zeroBatchRecords
+				})
+			})
+		}
 	}
+	// kfake is filled on the first run of its sub-benchmarks only, and
+	// kept for the next (it lives as long as the parent): 16 MiB of
+	// 1 KiB values in 16 KiB batches, sent by kgo.
+	parent, kfakeAddr := b, ""
+	const kfakeRecords = (16 << 20) / fetchRecordBytes
+	for _, size := range []int{64 << 10, 1 << 20} {
+		for _, inflight := range []int{1, 4} {
+			b.Run(fmt.Sprintf("kfake/bytes=%dKiB/inflight=%d", size>>10, inflight), func(b *testing.B) {
+				if kfakeAddr == "" {
+					c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, fetchTopic))
+					if err != nil {
+						b.Fatal(err)
+					}
+					parent.Cleanup(c.Close)
+					addr := c.ListenAddrs()[0]
+					if err := perf.ProduceWire(context.Background(), perf.WireProduceConfig{
+						Bootstrap: []string{addr}, Topic: fetchTopic, Partitions: 1, Records: kfakeRecords, RecordSize: fetchRecordBytes,
+						Producers: 1, BatchBytes: 16 << 10, Linger: 10 * time.Millisecond, Acks: -1,
+					}, &perf.ProduceReport{}); err != nil {
+						b.Fatal(err)
+					}
+					kfakeAddr = addr
+				}
+				nc, err := net.Dial("tcp", kfakeAddr)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer nc.Close()
+				step := size / fetchRecordBytes // records per fetch
+				rawFetches(b, nc, size, inflight, func(i int) int64 {
+					return int64((i * step) % (kfakeRecords - 2*step))
+				})
+			})
+		}
+	}
+}
+
+// rawFetches sends b.N Fetch requests (v12, MaxBytes and
+// PartitionMaxBytes size) for fetchTopic's partition 0 over nc, the
+// i-th from offsetOf(i), keeping inflight of them sent and not yet
+// answered, and reads each response whole into one reused buffer
+// without decoding it. It reports MB/s of responses, and the
+// process's CPU per MiB of them.
+func rawFetches(b *testing.B, nc net.Conn, size, inflight int, offsetOf func(i int) int64) {
+	b.Helper()
+	buf := make([]byte, 2*size+4096)
+	var corr int32
+	send := func(i int) {
+		r := fetchReq(12, fetchTopic, 0, offsetOf(i), 0, 0)
+		r.MaxBytes, r.Topics[0].Partitions[0].PartitionMaxBytes = int32(size), int32(size)
+		corr++
+		if _, err := nc.Write(frame(r, corr)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var got int64
+	read := func() {
+		if _, err := io.ReadFull(nc, buf[:4]); err != nil {
+			b.Fatal(err)
+		}
+		n := int(binary.BigEndian.Uint32(buf))
+		if n > len(buf) || n < size/2 {
+			b.Fatalf("response of %d bytes to a fetch of %d", n, size)
+		}
+		if _, err := io.ReadFull(nc, buf[:n]); err != nil {
+			b.Fatal(err)
+		}
+		got += int64(n)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0, cpuKnown := processCPU()
+	sent := 0
+	for ; sent < min(inflight, b.N); sent++ {
+		send(sent)
+	}
+	for range b.N {
+		read()
+		if sent < b.N {
+			send(sent)
+			sent++
+		}
+	}
+	b.StopTimer()
+	if cpu1, ok := processCPU(); ok && cpuKnown {
+		b.ReportMetric(float64((cpu1-cpu0).Microseconds())/(float64(got)/(1<<20)), "cpu-us/MiB")
+	}
+	b.SetBytes(got / int64(b.N))
 }
