@@ -35,18 +35,22 @@ func newGroupsCommand() *cobra.Command {
 DIR/groups.db, as kafka-consumer-groups.sh lists and describes them. One
 line per group:
 
-  group=<id> protocolType=<type> generation=<n> emptySince=<ms|unknown> offsets=<count> lag=<sum>
+  group=<id> protocolType=<type> generation=<n> state=<state> members=<n> emptySince=<ms|unknown> offsets=<count> lag=<sum>
 
-With --describe (every group) or --group (one), each group's line is
-followed by one line per committed offset:
+(the state as recorded: Empty, Stable, or CompletingRebalance when the
+join phase ended and the leader's assignment was not stored yet; a
+group of commits only is Empty). With --describe (every group) or
+--group (one), each group's line is followed by one line per member
+(the recorded members, with the assignment of a Stable group):
+
+  group=<id> member=<id> instanceId=<quoted|none> clientId=<quoted> host=<host> assignment=<topic:p,p;...>
+
+and one line per committed offset:
 
   group=<id> topic=<topic> partition=<p> committed=<offset> end=<log end|unknown> lag=<end-committed|unknown> leaderEpoch=<e> committedAt=<ms> metadata=<quoted>
 
 The end of each partition is read from the store (a partition that no
-longer exists has none). groups.db keeps each group's members and
-assignments too (a Stable group comes back with them after a restart),
-but --dir shows only the offsets; --bootstrap shows the members. A
-running server holds both the store and groups.db, so groups refuses
+longer exists has none). A running server holds both the store and groups.db, so groups refuses
 while serve runs (after --lock-timeout). With --json each group is one
 JSON object on a line of its own, its offsets a list.
 
@@ -57,14 +61,12 @@ its state and member count:
 
   group=<id> state=<state> protocolType=<type> members=<n>
 
-and --describe or --group add a line per member before the offsets:
-
-  group=<id> member=<id> instanceId=<quoted|none> clientId=<quoted> host=<host> assignment=<topic:p,p;...>
-
-(the assignment decoded for groups of protocol type "consumer"); the
-offsets' end is the high watermark, committedAt and generation -1 (the
-protocol does not carry them). In JSON, "state" and "members" (memberId, instanceId,
-clientId, clientHost, assignment by topic) are added.
+and --describe or --group add the member lines above before the
+offsets; the offsets' end is the high watermark, committedAt and
+generation -1 (the protocol does not carry them). Assignments are
+decoded for groups of protocol type "consumer". In JSON, "state" and
+"members" (memberId, instanceId, clientId, clientHost, assignment by
+topic) are there either way.
 
 Exit status: 0 when the groups were printed; 1 for bad flags, a store
 without groups.db, a groups.db that is damaged or in use, or a server

@@ -43,7 +43,7 @@ func TestGroupsListAndDescribe(t *testing.T) {
 	c.Close()
 
 	out, errOut, code := runCLI(t, "groups", "--dir", dir)
-	want := `group="app" protocolType="" generation=0 emptySince=unknown offsets=2 lag=3` + "\n"
+	want := `group="app" protocolType="" generation=0 state=Empty members=0 emptySince=unknown offsets=2 lag=3` + "\n"
 	if code != 0 || out != want {
 		t.Fatalf("exit %d: %s%s\nwant %s", code, out, errOut, want)
 	}

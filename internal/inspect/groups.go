@@ -7,16 +7,18 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"github.com/logstore/logstore/groupcoord"
 )
 
-// Group is a consumer group with its committed offsets, and for a group
-// a broker described, its state and members.
+// Group is a consumer group with its state, members and committed
+// offsets.
 type Group struct {
 	Group        string        `json:"group"`
 	ProtocolType string        `json:"protocolType"`
-	State        string        `json:"state,omitempty"`
-	Members      []GroupMember `json:"members,omitempty"`
+	State        string        `json:"state"`
+	Members      []GroupMember `json:"members"`
 	Generation   int32         `json:"generation"`
 	EmptySince   *int64        `json:"emptySince"` // Unix ms; nil when unknown
 	Lag          int64         `json:"lag"`        // the sum of the offsets' known lags
@@ -38,7 +40,8 @@ type GroupOffset struct {
 	Metadata    string `json:"metadata"`
 }
 
-// GroupMember is a member of a group a broker described.
+// GroupMember is a member of a group, as recorded or as a broker
+// described it.
 type GroupMember struct {
 	MemberID   string             `json:"memberId"`
 	InstanceID *string            `json:"instanceId"`
@@ -52,7 +55,15 @@ type GroupMember struct {
 // when it has none (a partition that no longer exists). A negative
 // committed offset lags by the whole partition.
 func StoredGroup(g groupcoord.GroupInfo, end func(groupcoord.TopicPartition) (int64, bool)) Group {
-	j := Group{Group: g.Group, ProtocolType: g.ProtocolType, Generation: g.Generation, Offsets: []GroupOffset{}}
+	j := Group{Group: g.Group, ProtocolType: g.ProtocolType, State: g.State.String(), Generation: g.Generation,
+		Members: []GroupMember{}, Offsets: []GroupOffset{}}
+	for _, m := range g.Members {
+		var inst *string
+		if m.InstanceID != "" {
+			inst = &m.InstanceID
+		}
+		j.Members = append(j.Members, groupMember(m.MemberID, inst, m.ClientID, m.ClientHost, g.ProtocolType, m.Assignment))
+	}
 	if !g.EmptySince.IsZero() {
 		ms := g.EmptySince.UnixMilli()
 		j.EmptySince = &ms
@@ -84,8 +95,8 @@ func (g Group) AppendJSON(dst []byte, detail bool) ([]byte, error) {
 }
 
 // AppendText appends the group's lines, each with its newline: the
-// group's, then with detail one per member (of a group a broker
-// described) and one per committed offset.
+// group's, then with detail one per member and one per committed
+// offset.
 func (g *Group) AppendText(dst []byte, detail bool) []byte {
 	if g.fromBroker {
 		dst = append(dst, "group="...)
@@ -102,7 +113,8 @@ func (g *Group) AppendText(dst []byte, detail bool) []byte {
 		dst = strconv.AppendQuote(dst, g.Group)
 		dst = append(dst, " protocolType="...)
 		dst = strconv.AppendQuote(dst, g.ProtocolType)
-		dst = append(dst, " generation="+strconv.Itoa(int(g.Generation))+" emptySince="+empty+
+		dst = append(dst, " generation="+strconv.Itoa(int(g.Generation))+" state="+g.State+
+			" members="+strconv.Itoa(len(g.Members))+" emptySince="+empty+
 			" offsets="+strconv.Itoa(len(g.Offsets))+" lag="+strconv.FormatInt(g.Lag, 10)+"\n"...)
 	}
 	if !detail {
@@ -115,6 +127,21 @@ func (g *Group) AppendText(dst []byte, detail bool) []byte {
 		dst = o.appendText(dst, g.Group)
 	}
 	return dst
+}
+
+// groupMember is a member with its assignment decoded by topic when the
+// group's protocol type is "consumer" (empty otherwise, or when it does
+// not decode).
+func groupMember(id string, instanceID *string, clientID, host, protocolType string, assignment []byte) GroupMember {
+	m := GroupMember{MemberID: id, InstanceID: instanceID, ClientID: clientID, ClientHost: host, Assignment: map[string][]int32{}}
+	var a kmsg.ConsumerMemberAssignment
+	if protocolType == "consumer" && len(assignment) > 0 && a.ReadFrom(assignment) == nil {
+		for _, t := range a.Topics {
+			m.Assignment[t.Topic] = append(m.Assignment[t.Topic], t.Partitions...)
+			slices.Sort(m.Assignment[t.Topic])
+		}
+	}
+	return m
 }
 
 func (m *GroupMember) appendText(dst []byte, group string) []byte {

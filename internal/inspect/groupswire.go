@@ -59,15 +59,7 @@ func BrokerGroups(ctx context.Context, cl *kgo.Client, group string, detail bool
 		j := Group{Group: d.Group, ProtocolType: d.ProtocolType, State: d.State, Generation: -1,
 			Offsets: []GroupOffset{}, Members: []GroupMember{}, fromBroker: true}
 		for _, m := range d.Members {
-			mj := GroupMember{MemberID: m.MemberID, InstanceID: m.InstanceID, ClientID: m.ClientID, ClientHost: m.ClientHost, Assignment: map[string][]int32{}}
-			var a kmsg.ConsumerMemberAssignment
-			if d.ProtocolType == "consumer" && len(m.MemberAssignment) > 0 && a.ReadFrom(m.MemberAssignment) == nil {
-				for _, t := range a.Topics {
-					mj.Assignment[t.Topic] = append(mj.Assignment[t.Topic], t.Partitions...)
-					slices.Sort(mj.Assignment[t.Topic])
-				}
-			}
-			j.Members = append(j.Members, mj)
+			j.Members = append(j.Members, groupMember(m.MemberID, m.InstanceID, m.ClientID, m.ClientHost, d.ProtocolType, m.MemberAssignment))
 		}
 		if detail && (group == "" || d.State != "Dead") { // the caller refuses a Dead group it named
 			if j.Offsets, err = wireOffsets(ctx, cl, d.Group); err != nil {

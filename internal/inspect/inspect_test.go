@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"github.com/logstore/logstore/groupcoord"
 	"github.com/logstore/logstore/producerstate"
 	"github.com/logstore/logstore/recordbatch"
@@ -16,7 +18,12 @@ import (
 func TestStoredGroup(t *testing.T) {
 	t.Parallel()
 	at := time.UnixMilli(1700000000000)
-	g := groupcoord.GroupInfo{Group: "app one", ProtocolType: "consumer", Generation: 3, EmptySince: at, Offsets: []groupcoord.Offset{
+	var a kmsg.ConsumerMemberAssignment
+	a.Topics = []kmsg.ConsumerMemberAssignmentTopic{{Topic: "a", Partitions: []int32{2, 0}}}
+	g := groupcoord.GroupInfo{Group: "app one", ProtocolType: "consumer", Generation: 3, State: groupcoord.Stable, EmptySince: at, Members: []groupcoord.MemberDescription{
+		{MemberID: "m-1", InstanceID: "i-1", ClientID: "c", ClientHost: "/127.0.0.1", Assignment: a.AppendTo(nil)},
+		{MemberID: "m-2", ClientID: "c", ClientHost: "/127.0.0.1"},
+	}, Offsets: []groupcoord.Offset{
 		{TopicPartition: groupcoord.TopicPartition{Topic: "a", Partition: 0}, Offset: 4, Committed: at, Metadata: "m"},
 		{TopicPartition: groupcoord.TopicPartition{Topic: "a", Partition: 1}, Offset: -1, Committed: at},
 		{TopicPartition: groupcoord.TopicPartition{Topic: "a", Partition: 2}, Offset: 50, Committed: at},
@@ -24,7 +31,9 @@ func TestStoredGroup(t *testing.T) {
 	}}
 	ends := map[groupcoord.TopicPartition]int64{{Topic: "a", Partition: 0}: 10, {Topic: "a", Partition: 1}: 7, {Topic: "a", Partition: 2}: 20}
 	j := StoredGroup(g, func(tp groupcoord.TopicPartition) (int64, bool) { e, ok := ends[tp]; return e, ok })
-	want := `group="app one" protocolType="consumer" generation=3 emptySince=1700000000000 offsets=4 lag=13
+	want := `group="app one" protocolType="consumer" generation=3 state=Stable members=2 emptySince=1700000000000 offsets=4 lag=13
+group="app one" member="m-1" instanceId="i-1" clientId="c" host=/127.0.0.1 assignment=a:0,2
+group="app one" member="m-2" instanceId=none clientId="c" host=/127.0.0.1 assignment=
 group="app one" topic=a partition=0 committed=4 end=10 lag=6 leaderEpoch=0 committedAt=1700000000000 metadata="m"
 group="app one" topic=a partition=1 committed=-1 end=7 lag=7 leaderEpoch=0 committedAt=1700000000000 metadata=""
 group="app one" topic=a partition=2 committed=50 end=20 lag=0 leaderEpoch=0 committedAt=1700000000000 metadata=""
@@ -34,7 +43,7 @@ group="app one" topic=gone partition=0 committed=1 end=unknown lag=unknown leade
 		t.Errorf("got\n%swant\n%s", got, want)
 	}
 	b, err := j.AppendJSON(nil, false)
-	if err != nil || string(b) != `{"group":"app one","protocolType":"consumer","generation":3,"emptySince":1700000000000,"lag":13,"offsets":null}` {
+	if err != nil || string(b) != `{"group":"app one","protocolType":"consumer","state":"Stable","members":[{"memberId":"m-1","instanceId":"i-1","clientId":"c","clientHost":"/127.0.0.1","assignment":{"a":[0,2]}},{"memberId":"m-2","instanceId":null,"clientId":"c","clientHost":"/127.0.0.1","assignment":{}}],"generation":3,"emptySince":1700000000000,"lag":13,"offsets":null}` {
 		t.Errorf("JSON without detail: %s %v", b, err)
 	}
 }
