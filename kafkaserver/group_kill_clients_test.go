@@ -120,8 +120,6 @@ type killGroup struct {
 	crashes atomic.Int64
 	errors  atomic.Int64
 	wait    func() error // waits for the client to exit after the stop file
-	// baseJoins and baseCrashes are the counts once the group settled.
-	baseJoins, baseCrashes int
 }
 
 // scanLines reads the JSON lines of an external client's stdout into g.
