@@ -33,13 +33,7 @@ func (t *txnTracker) reset(state *producerstate.State) {
 
 // openTxns returns the open transactions of state.
 func openTxns(state *producerstate.State) map[int64]int64 {
-	open := map[int64]int64{}
-	for _, e := range state.Snapshot().Producers {
-		if e.TxnFirstOffset >= 0 {
-			open[e.ProducerID] = e.TxnFirstOffset
-		}
-	}
-	return open
+	return state.OpenTransactions()
 }
 
 func (t *txnTracker) recompute() {

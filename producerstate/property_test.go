@@ -2,6 +2,7 @@ package producerstate_test
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -350,7 +351,17 @@ func (w *workload) step(seed uint64, step int) {
 			w.accepted(g, b)
 		}
 	case op < 93:
-		w.snaps = append(w.snaps, savedSnapshot{snap: w.p.st.Snapshot(), logLen: len(w.p.log), run: w.stats["restart"]})
+		snap := w.p.st.Snapshot()
+		w.snaps = append(w.snaps, savedSnapshot{snap: snap, logLen: len(w.p.log), run: w.stats["restart"]})
+		open := map[int64]int64{}
+		for _, e := range snap.Producers {
+			if e.TxnFirstOffset >= 0 {
+				open[e.ProducerID] = e.TxnFirstOffset
+			}
+		}
+		if got := w.p.st.OpenTransactions(); !maps.Equal(got, open) {
+			t.Fatalf("seed %d step %d: OpenTransactions %v, the snapshot's open transactions %v", seed, step, got, open)
+		}
 	case op < 96: // a pause, long enough for expiry
 		w.clock = w.clock.Add(time.Duration(r.IntN(3000)) * time.Millisecond)
 	default:

@@ -179,6 +179,19 @@ func (s *State) Snapshot() Snapshot {
 	return buildSnapshot(s.mapEnd, s.tab.chunks, s.tab.n)
 }
 
+// OpenTransactions returns the first offset of each open transaction
+// (TxnFirstOffset of each producer that has one) by producer id: what
+// a Snapshot's entries say, without building it.
+func (s *State) OpenTransactions() map[int64]int64 {
+	open := map[int64]int64{}
+	for i := range s.tab.n {
+		if e := &s.tab.chunks[i/chunkSize][i%chunkSize]; e.TxnFirstOffset >= 0 {
+			open[e.ProducerID] = e.TxnFirstOffset
+		}
+	}
+	return open
+}
+
 // Frozen is the producer state as of one map end offset, copied by
 // State.Freeze. It shares memory with the State it came from, which never
 // writes to that memory again, so it stays as it was while the State
