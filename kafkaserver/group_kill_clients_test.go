@@ -340,12 +340,17 @@ func TestGroupConsumersAcrossKills(t *testing.T) {
 	}
 	count()
 	// A kafkajs consumer that crashed (kafkajs's doing: "No broker
-	// available" while the server is down) rejoins when kafkajs
-	// restarts it: a rebalance, with two JoinGroups for it (the first
-	// answered MEMBER_ID_REQUIRED) and one for the other member.
+	// available" while the server is down) comes back as a new member
+	// when kafkajs restarts it, and its old member, which never left,
+	// stays until its session times out. That costs up to two
+	// rebalances: one when the old member expires (the other member
+	// rejoins) and one when the new member joins (two JoinGroups for
+	// it, the first answered MEMBER_ID_REQUIRED, and one for the
+	// other member); the two fall into one when the new member comes
+	// first. A CI run saw 8 JoinGroups and 4 rebalances for 3 crashes.
 	crashes := groups[2].crashes.Load() - crashesBefore
 	t.Logf("after the groups settled: %v JoinGroup requests and %v rebalances in %d kills of the server, %d kafkajs crashes", joins, rebalances, kills, crashes)
-	if joins > float64(3*crashes) || rebalances > float64(crashes) {
+	if joins > float64(4*crashes) || rebalances > float64(2*crashes) {
 		t.Errorf("%v JoinGroup requests and %v rebalances in %d kills of the server (%d kafkajs crashes): a restart made members rejoin", joins, rebalances, kills, crashes)
 	}
 	for i, g := range groups {
