@@ -3,6 +3,7 @@ package kafkaserver
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -24,10 +25,13 @@ import (
 // commit, a long-poll fetch) while the reader goes on; the queue between
 // them bounds how many requests are read and not yet answered.
 type conn struct {
-	s     *Server
-	nc    net.Conn
-	br    *bufio.Reader
-	queue chan *pending
+	s  *Server
+	nc net.Conn
+	// advertise is the host:port its clients are told to dial; "" is
+	// its local address.
+	advertise string
+	br        *bufio.Reader
+	queue     chan *pending
 
 	stopOnce sync.Once
 	stopping chan struct{} // closed by stopReading: Shutdown
@@ -120,6 +124,12 @@ func (c *conn) isStopping() bool {
 // serve runs the connection until the client goes, a request closes it,
 // or the server stops.
 func (c *conn) serve() {
+	if tc, ok := c.nc.(*tls.Conn); ok && !c.handshake(tc) {
+		c.cancel()
+		c.nc.Close()
+		c.s.forget(c)
+		return
+	}
 	writerDone := make(chan struct{})
 	go func() {
 		defer close(writerDone)
@@ -131,6 +141,20 @@ func (c *conn) serve() {
 	<-writerDone
 	c.nc.Close()
 	c.s.forget(c)
+}
+
+// handshake completes tc's TLS handshake within TLSHandshakeTimeout;
+// false (the failure logged) when it did not.
+func (c *conn) handshake(tc *tls.Conn) bool {
+	ctx, cancel := context.WithTimeout(c.ctx, TLSHandshakeTimeout)
+	defer cancel()
+	if err := tc.HandshakeContext(ctx); err != nil {
+		if !c.isStopping() {
+			c.s.log.Warn("kafka connection closed: TLS handshake failed", "remote", c.nc.RemoteAddr().String(), "err", err.Error())
+		}
+		return false
+	}
+	return true
 }
 
 // errClose is a request the connection is closed for.

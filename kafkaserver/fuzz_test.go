@@ -88,7 +88,7 @@ func FuzzConn(f *testing.F) {
 
 	f.Fuzz(func(t *testing.T, data []byte) {
 		client, server := net.Pipe()
-		c := srv.serveConn(server)
+		c := srv.serveConn(server, "")
 		if c == nil {
 			t.Fatal("server closed")
 		}

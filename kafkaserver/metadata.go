@@ -132,10 +132,10 @@ func (s *Server) metadataTopic(t topic) kmsg.MetadataResponseTopic {
 	return mt
 }
 
-// advertised is the host and port clients dial: Config.Advertise, or
-// the local address of the connection.
+// advertised is the host and port clients dial: its listener's
+// advertised address, or the local address of the connection.
 func (s *Server) advertised(c *conn) (string, int32) {
-	addr := s.cfg.Advertise
+	addr := c.advertise
 	if addr == "" {
 		addr = c.nc.LocalAddr().String()
 	}

@@ -23,6 +23,10 @@ const DefaultMaxRequestBytes = 100 << 20
 // DefaultWriteTimeout is Config.WriteTimeout when it is 0.
 const DefaultWriteTimeout = 30 * time.Second
 
+// TLSHandshakeTimeout bounds a TLS connection's handshake: a client
+// that connects and does not complete it is closed then.
+const TLSHandshakeTimeout = 10 * time.Second
+
 // DefaultIdleTimeout is Config.IdleTimeout when it is 0 (Kafka's
 // connections.max.idle.ms).
 const DefaultIdleTimeout = 10 * time.Minute
@@ -198,8 +202,18 @@ func New(store *logstore.Store, cfg Config) (*Server, error) {
 
 // Serve accepts connections on ln and serves each in goroutines of its
 // own, until Shutdown or Close, when it returns ErrServerClosed. It
-// closes ln when it returns.
-func (s *Server) Serve(ln net.Listener) error {
+// closes ln when it returns. Metadata tells its clients to dial
+// Config.Advertise.
+func (s *Server) Serve(ln net.Listener) error { return s.ServeListener(ln, s.cfg.Advertise) }
+
+// ServeListener is Serve with advertise, the host:port that Metadata,
+// FindCoordinator and DescribeCluster give the clients of ln ("" is
+// the address each connected to): one server serves several listeners,
+// each with its own address, as Kafka's advertised.listeners does. A
+// TLS listener (tls.NewListener) is served as any other; each of its
+// connections completes its handshake within TLSHandshakeTimeout
+// before a request is read.
+func (s *Server) ServeListener(ln net.Listener, advertise string) error {
 	s.mu.Lock()
 	if s.shutting {
 		s.mu.Unlock()
@@ -232,16 +246,18 @@ func (s *Server) Serve(ln net.Listener) error {
 			return fmt.Errorf("kafkaserver: accept: %w", err)
 		}
 		backoff = 0
-		if s.serveConn(nc) == nil {
+		if s.serveConn(nc, advertise) == nil {
 			return ErrServerClosed
 		}
 	}
 }
 
-// serveConn serves nc in goroutines of its own; nil (and nc closed)
-// when the server is shutting down.
-func (s *Server) serveConn(nc net.Conn) *conn {
+// serveConn serves nc, whose clients are told to dial advertise, in
+// goroutines of its own; nil (and nc closed) when the server is
+// shutting down.
+func (s *Server) serveConn(nc net.Conn, advertise string) *conn {
 	c := newConn(s, nc)
+	c.advertise = advertise
 	s.mu.Lock()
 	if s.shutting {
 		s.mu.Unlock()
