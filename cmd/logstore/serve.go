@@ -3,11 +3,17 @@ package main
 import (
 	"cmp"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -15,6 +21,7 @@ import (
 	"github.com/logstore/logstore"
 	"github.com/logstore/logstore/groupcoord"
 	"github.com/logstore/logstore/internal/shutdown"
+	"github.com/logstore/logstore/internal/tlsconf"
 	"github.com/logstore/logstore/kafkaserver"
 	"github.com/logstore/logstore/metrics"
 	"github.com/logstore/logstore/segment"
@@ -32,6 +39,13 @@ type serveOptions struct {
 	dir               string
 	listen            string
 	advertise         string
+	listeners         []string
+	advertised        []string
+	protocolMap       string
+	ssl               tlsconf.Files
+	sslClientAuth     string
+	sslReload         time.Duration
+	allowUnauthed     bool
 	metricsListen     string
 	sync              string
 	syncInterval      time.Duration
@@ -50,6 +64,7 @@ type serveOptions struct {
 	groupMinSession time.Duration
 
 	storeOpts logstore.Options
+	specs     []listenerSpec
 }
 
 func newServeCommand() *cobra.Command {
@@ -69,6 +84,8 @@ func newServeCommand() *cobra.Command {
 		groupDelay:        groupcoord.DefaultInitialRebalanceDelay,
 		offsetsRetain:     groupcoord.DefaultOffsetsRetention,
 		groupMinSession:   groupcoord.DefaultMinSessionTimeout,
+		sslClientAuth:     "none",
+		sslReload:         defaultSSLReload,
 	}
 	cmd := &cobra.Command{
 		Use:   "serve [flags]",
@@ -82,6 +99,20 @@ in DIR/groups.db before a commit is answered; see logstore groups). A
 produce is answered once its batch is as durable as --sync promises; a fetch
 never shows a batch before that. It prints one line when it is ready.
 
+It listens on --listen (127.0.0.1:9092), or on each --listener
+NAME://HOST:PORT as Kafka's listeners names them, with the security
+protocol of its name (PLAINTEXT or SSL; --listener-security-protocol-map
+maps other names, as listener.security.protocol.map does) and the address
+of its --advertised-listener in Metadata. An SSL listener serves TLS 1.2 or
+later with --ssl-cert-file and --ssl-key-file, and with --ssl-client-auth
+requested or required verifies client certificates against --ssl-ca-file;
+the files are read again on SIGHUP and when they change, for new
+connections. SASL is not supported yet. A listener on an address other
+than loopback that does not authenticate its clients (PLAINTEXT, or SSL
+without --ssl-client-auth required) lets anyone who reaches it read and
+write every topic: serve refuses to start with one unless
+--allow-unauthenticated says it is meant.
+
 With --metrics-listen it also serves Prometheus metrics over HTTP at
 /metrics (requests, produce outcomes, fsyncs, rolls, snapshots, recovery,
 producers per partition: see package metrics), and its ready line ends
@@ -91,6 +122,10 @@ SIGINT or SIGTERM stops it cleanly: it stops accepting connections, answers
 the requests in flight, closes the store (fsynced, with a snapshot and a
 clean shutdown mark) and exits 0. A second signal exits at once.`,
 		Example: `  logstore serve --dir data --listen 127.0.0.1:9092
+  logstore serve --listener PLAINTEXT://127.0.0.1:9092 --listener SSL://:9093 \
+      --advertised-listener SSL://broker.example.com:9093 \
+      --ssl-cert-file server.pem --ssl-key-file server.key \
+      --ssl-ca-file clients-ca.pem --ssl-client-auth required
   kcat -b 127.0.0.1:9092 -t events -P -X enable.idempotence=true <<< 'hello'
   kcat -b 127.0.0.1:9092 -t events -C -p 0 -e`,
 		Args: cobra.NoArgs,
@@ -108,6 +143,15 @@ clean shutdown mark) and exits 0. A second signal exits at once.`,
 	addDirFlag(f, &opts.dir)
 	f.StringVar(&opts.listen, "listen", opts.listen, "`HOST:PORT` to listen on for Kafka clients")
 	f.StringVar(&opts.advertise, "advertise", "", "`HOST:PORT` clients are told to dial in Metadata (default: the address they connected to)")
+	f.StringArrayVar(&opts.listeners, "listener", nil, "a listener as `NAME://HOST:PORT` (Kafka's listeners; repeat for more): PLAINTEXT or SSL, or a name of --listener-security-protocol-map; instead of --listen")
+	f.StringArrayVar(&opts.advertised, "advertised-listener", nil, "`NAME://HOST:PORT` the clients of listener NAME are told to dial (Kafka's advertised.listeners; default: the address they connected to)")
+	f.StringVar(&opts.protocolMap, "listener-security-protocol-map", "", "`NAME:PROTOCOL,...` security protocols of listener names other than PLAINTEXT and SSL")
+	f.StringVar(&opts.ssl.CertFile, "ssl-cert-file", "", "PEM `FILE` of the SSL listeners' certificate chain, leaf first")
+	f.StringVar(&opts.ssl.KeyFile, "ssl-key-file", "", "PEM `FILE` of the SSL listeners' private key")
+	f.StringVar(&opts.ssl.CAFile, "ssl-ca-file", "", "PEM `FILE` of the CAs client certificates are verified against")
+	f.StringVar(&opts.sslClientAuth, "ssl-client-auth", opts.sslClientAuth, "client certificates of SSL listeners: none, requested (verified when given) or required (Kafka's ssl.client.auth)")
+	f.DurationVar(&opts.sslReload, "ssl-reload-interval", opts.sslReload, "how often the SSL files are looked at for a change, which reloads them (0: only on SIGHUP)")
+	f.BoolVar(&opts.allowUnauthed, "allow-unauthenticated", false, "serve a listener on a non-loopback address that does not authenticate its clients")
 	f.StringVar(&opts.metricsListen, "metrics-listen", "", "`HOST:PORT` to serve Prometheus metrics on, at /metrics (default: none)")
 	f.StringVar(&opts.sync, "sync", opts.sync, "when appends are fsynced: always (before each acknowledgement), interval, or never (only at exit)")
 	f.DurationVar(&opts.syncInterval, "sync-interval", opts.syncInterval, "fsync period of --sync interval")
@@ -160,7 +204,120 @@ func (o *serveOptions) complete(cmd *cobra.Command) error {
 			return fmt.Errorf("--advertise %q: %w", o.advertise, err)
 		}
 	}
+	return o.completeListeners(cmd)
+}
+
+// defaultSSLReload is --ssl-reload-interval's default.
+const defaultSSLReload = 10 * time.Second
+
+// completeListeners reads the listener and SSL flags into o.specs and
+// o.ssl.
+func (o *serveOptions) completeListeners(cmd *cobra.Command) error {
+	changed := cmd.Flags().Changed
+	if len(o.listeners) == 0 {
+		if len(o.advertised) > 0 {
+			return errors.New("--advertised-listener names a --listener; with --listen, use --advertise")
+		}
+		o.specs = []listenerSpec{{name: string(protoPlaintext), protocol: protoPlaintext, addr: o.listen, advertise: o.advertise}}
+	} else {
+		if changed("listen") || changed("advertise") {
+			return errors.New("--listen and --advertise are the short form of one PLAINTEXT --listener and --advertised-listener: give one form or the other")
+		}
+		var err error
+		if o.specs, err = parseListeners(o.listeners, o.advertised, o.protocolMap); err != nil {
+			return err
+		}
+	}
+	hasSSL := false
+	for _, l := range o.specs {
+		switch l.protocol {
+		case protoSASLPlaintext, protoSASLSSL:
+			return fmt.Errorf("--listener %s: %s is not supported yet (SASL is to come); use PLAINTEXT or SSL", l, l.protocol)
+		case protoSSL:
+			hasSSL = true
+		}
+	}
+	var err error
+	if o.ssl.ClientAuth, err = tlsconf.ParseClientAuth(o.sslClientAuth); err != nil {
+		return fmt.Errorf("--ssl-client-auth: %w", err)
+	}
+	if !hasSSL {
+		for _, f := range []string{"ssl-cert-file", "ssl-key-file", "ssl-ca-file", "ssl-client-auth"} {
+			if changed(f) {
+				return fmt.Errorf("--%s: no SSL listener to use it (give one with --listener SSL://HOST:PORT)", f)
+			}
+		}
+		return nil
+	}
+	if o.ssl.CertFile == "" || o.ssl.KeyFile == "" {
+		return errors.New("an SSL listener needs --ssl-cert-file and --ssl-key-file")
+	}
+	if o.ssl.ClientAuth != tlsconf.ClientAuthNone && o.ssl.CAFile == "" {
+		return fmt.Errorf("--ssl-client-auth %s needs --ssl-ca-file", o.ssl.ClientAuth)
+	}
+	if o.sslReload < 0 {
+		return fmt.Errorf("--ssl-reload-interval %s: must be 0 or more", o.sslReload)
+	}
 	return nil
+}
+
+// authenticates says whether l knows who its clients are.
+func (o *serveOptions) authenticates(l listenerSpec) bool {
+	return l.protocol == protoSSL && o.ssl.ClientAuth == tlsconf.ClientAuthRequired
+}
+
+// mayServe refuses l on ip (nil: every interface) when it would serve
+// unauthenticated clients beyond loopback without
+// --allow-unauthenticated.
+func (o *serveOptions) mayServe(l listenerSpec, ip net.IP) error {
+	if ip.IsLoopback() || o.authenticates(l) || o.allowUnauthed {
+		return nil
+	}
+	at := "every interface"
+	if ip != nil && !ip.IsUnspecified() {
+		at = ip.String()
+	}
+	return fmt.Errorf("listener %s: %w: %s on %s lets anyone who reaches it read and write every topic; use an SSL listener with --ssl-client-auth required, or pass --allow-unauthenticated if that is meant", l, errUnauthenticated, l.protocol, at)
+}
+
+// errUnauthenticated is the error of a listener refused by mayServe.
+var errUnauthenticated = errors.New("refusing to serve unauthenticated clients beyond loopback")
+
+// bindListeners binds every listener (an SSL one serving tlsSrv's
+// configuration), refusing one that would serve unauthenticated
+// clients beyond loopback unless --allow-unauthenticated; on an error
+// none stays bound.
+func (o *serveOptions) bindListeners(tlsSrv *tlsconf.Server) (lns []net.Listener, err error) {
+	defer func() {
+		if err != nil {
+			for _, ln := range lns {
+				ln.Close()
+			}
+			lns = nil
+		}
+	}()
+	for _, l := range o.specs {
+		// A literal address is judged before it is bound; a host name
+		// once bound, by the address it resolved to.
+		if host, _, _ := net.SplitHostPort(l.addr); host == "" || net.ParseIP(host) != nil {
+			if err := o.mayServe(l, net.ParseIP(host)); err != nil {
+				return lns, err
+			}
+		}
+		ln, err := net.Listen("tcp", l.addr)
+		if err != nil {
+			return lns, fmt.Errorf("listener %s: %w", l, err)
+		}
+		if err := o.mayServe(l, ln.Addr().(*net.TCPAddr).IP); err != nil {
+			ln.Close()
+			return lns, err
+		}
+		if l.protocol == protoSSL {
+			ln = tls.NewListener(ln, tlsSrv.Config())
+		}
+		lns = append(lns, ln)
+	}
+	return lns, nil
 }
 
 // runServe serves until ctx ends (a signal), then stops cleanly: a
@@ -174,6 +331,28 @@ func runServe(ctx context.Context, o *serveOptions, stdout, stderr io.Writer) (e
 	}
 	logger := slog.New(handler)
 
+	// The listeners are bound before the store opens, so that a taken
+	// port, an unsafe listener or a bad certificate fails at once.
+	var tlsSrv *tlsconf.Server
+	if o.ssl.CertFile != "" {
+		if tlsSrv, err = tlsconf.Load(o.ssl); err != nil {
+			return err
+		}
+	}
+	lns, err := o.bindListeners(tlsSrv)
+	if err != nil {
+		return err
+	}
+	closeListeners := func() error {
+		var errs []error
+		for _, ln := range lns {
+			if err := ln.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+				errs = append(errs, err)
+			}
+		}
+		return errors.Join(errs...)
+	}
+
 	// With --metrics-listen, the store reports its fsyncs, rolls,
 	// snapshots and opens to the metrics, and the server its requests.
 	var m *metrics.Metrics
@@ -184,6 +363,7 @@ func runServe(ctx context.Context, o *serveOptions, stdout, stderr io.Writer) (e
 	}
 	store, err := openStoreUntil(ctx, o.dir, storeOpts)
 	if err != nil {
+		closeListeners()
 		if interruption(ctx) != nil {
 			return nil
 		}
@@ -209,11 +389,7 @@ func runServe(ctx context.Context, o *serveOptions, stdout, stderr io.Writer) (e
 		GroupMinSessionTimeout:     o.groupMinSession,
 	})
 	if err != nil {
-		return err
-	}
-	ln, err := net.Listen("tcp", o.listen)
-	if err != nil {
-		return errors.Join(fmt.Errorf("--listen %s: %w", o.listen, err), srv.Close())
+		return errors.Join(err, closeListeners())
 	}
 	// The metrics listener starts beside the Kafka one and stops after
 	// the server (before the store closes).
@@ -221,7 +397,7 @@ func runServe(ctx context.Context, o *serveOptions, stdout, stderr io.Writer) (e
 	if m != nil {
 		ep, lerr := m.Listen(o.metricsListen)
 		if lerr != nil {
-			return errors.Join(fmt.Errorf("--metrics-listen %s: %w", o.metricsListen, lerr), ln.Close(), srv.Close())
+			return errors.Join(fmt.Errorf("--metrics-listen %s: %w", o.metricsListen, lerr), closeListeners(), srv.Close())
 		}
 		defer func() {
 			sctx, cancel := context.WithTimeout(context.Background(), metricsShutdownTimeout)
@@ -232,26 +408,62 @@ func runServe(ctx context.Context, o *serveOptions, stdout, stderr io.Writer) (e
 		}()
 		metricsAt = fmt.Sprintf(", metrics on http://%s/metrics", ep.Addr())
 	}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	fmt.Fprintf(stdout, "logstore serve: listening on %s, store %s, sync %s%s\n", ln.Addr(), store.Dir(), o.storeOpts.Sync, metricsAt)
+	if tlsSrv != nil {
+		wctx, stopWatch := context.WithCancel(ctx)
+		defer stopWatch()
+		go watchTLS(wctx, tlsSrv, o.sslReload, logger)
+	}
+	served := make(chan error, len(lns))
+	var at []string
+	for i, ln := range lns {
+		go func() { served <- srv.ServeListener(ln, o.specs[i].advertise) }()
+		if len(o.listeners) == 0 {
+			at = append(at, ln.Addr().String())
+		} else {
+			at = append(at, o.specs[i].name+"://"+ln.Addr().String())
+		}
+	}
+	fmt.Fprintf(stdout, "logstore serve: listening on %s, store %s, sync %s%s\n", strings.Join(at, " "), store.Dir(), o.storeOpts.Sync, metricsAt)
 
+	// Each listener's Serve returns ErrServerClosed once Shutdown has
+	// begun; another error is a listener that failed, which stops them
+	// all.
+	var failed error
+	serving := len(lns)
 	select {
 	case <-ctx.Done():
-	case err := <-served:
-		// The listener failed: stop what is in flight, then say why.
-		sctx, cancel := context.WithTimeout(context.Background(), serveShutdownTimeout)
-		defer cancel()
-		return errors.Join(err, srv.Shutdown(sctx))
+		logger.Info("logstore serve: stopping", "reason", context.Cause(ctx).Error())
+	case failed = <-served:
+		serving--
 	}
-	logger.Info("logstore serve: stopping", "reason", context.Cause(ctx).Error())
 	sctx, cancel := context.WithTimeout(context.Background(), serveShutdownTimeout)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
-		return fmt.Errorf("stopping the server: %w", err)
+		return errors.Join(failed, fmt.Errorf("stopping the server: %w", err))
 	}
-	if err := <-served; !errors.Is(err, kafkaserver.ErrServerClosed) {
-		return err
+	for range serving {
+		if err := <-served; !errors.Is(err, kafkaserver.ErrServerClosed) {
+			failed = errors.Join(failed, err)
+		}
 	}
-	return nil
+	return failed
+}
+
+// watchTLS reloads the SSL listeners' files on SIGHUP and, every
+// interval (0: never), when they change, until ctx ends, logging each
+// reload.
+func watchTLS(ctx context.Context, s *tlsconf.Server, every time.Duration, logger *slog.Logger) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	if every == 0 {
+		every = math.MaxInt64
+	}
+	s.Watch(ctx, every, hup, func(err error) {
+		if err != nil {
+			logger.Warn("SSL files not reloaded; the previous ones stay in use", "err", err.Error())
+			return
+		}
+		logger.Info("SSL files reloaded")
+	})
 }
