@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"syscall"
 	"sync/atomic"
 	"time"
 
@@ -235,9 +236,10 @@ func (s *Server) ServeListener(ln net.Listener, advertise string) error {
 			if s.isShutting() {
 				return ErrServerClosed
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				// A transient accept failure (as net/http handles it).
+			if transientAccept(err) {
+				// A failure that passes (as net/http handles it): out
+				// of descriptors or buffers, or a connection reset
+				// before it was accepted. The listener goes on.
 				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
 				s.log.Warn("kafka accept failed; retrying", "err", err, "in", backoff)
 				time.Sleep(backoff)
@@ -250,6 +252,23 @@ func (s *Server) ServeListener(ln net.Listener, advertise string) error {
 			return ErrServerClosed
 		}
 	}
+}
+
+// transientAccept says whether an accept error passes with time: a
+// timeout, running out of file descriptors or kernel memory (the
+// connections waiting stay queued), or a connection aborted before
+// it was accepted.
+func transientAccept(err error) bool {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return true
+	}
+	for _, e := range []syscall.Errno{syscall.EMFILE, syscall.ENFILE, syscall.ENOBUFS, syscall.ENOMEM, syscall.ECONNABORTED} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }
 
 // serveConn serves nc, whose clients are told to dial advertise, in
