@@ -18,6 +18,9 @@ const minHeaderBytes = 10
 
 const apiVersionsKey = 18
 
+// produceKey is Produce's API key.
+const produceKey = 0
+
 const levelDebug = slog.LevelDebug
 
 // maxOtherRequestBytes bounds the frame of every request but Produce,
@@ -150,7 +153,7 @@ func (s *Server) handle(c *conn, frame []byte) (*pending, error) {
 	if !ok {
 		return nil, fmt.Errorf("request with unknown or unsupported API key %d (version %d, correlation id %d)", key, version, corr)
 	}
-	if key != 0 && len(frame) > maxOtherRequestBytes {
+	if key != produceKey && len(frame) > maxOtherRequestBytes {
 		return nil, fmt.Errorf("%s request of %d bytes; the limit for requests other than Produce is %d", a.name, len(frame), maxOtherRequestBytes)
 	}
 	p := &pending{key: key, version: version, corr: corr, start: time.Now()}
@@ -182,6 +185,11 @@ func (s *Server) handle(c *conn, frame []byte) (*pending, error) {
 			return nil, fmt.Errorf("%s v%d request (correlation id %d): malformed header tags", a.name, version, corr)
 		}
 		rest = tr.src
+	}
+	if key == produceKey {
+		if err := checkProduceShape(version, rest); err != nil {
+			return nil, fmt.Errorf("%s v%d request (correlation id %d): %w", a.name, version, corr, err)
+		}
 	}
 	if err := req.ReadFrom(rest); err != nil {
 		return nil, fmt.Errorf("%s v%d request (correlation id %d) does not decode: %w", a.name, version, corr, err)
