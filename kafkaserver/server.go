@@ -7,8 +7,8 @@ import (
 	"log/slog"
 	"net"
 	"sync"
-	"syscall"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/logstore/logstore"
