@@ -30,8 +30,12 @@ type conn struct {
 	// advertise is the host:port its clients are told to dial; "" is
 	// its local address.
 	advertise string
-	br        *bufio.Reader
-	queue     chan *pending
+	ip        string // the client's address, for MaxConnectionsPerIP
+	// held is the request budget the request being read holds, until
+	// its pending takes it (reader only; reqbudget.go).
+	held  int64
+	br    *bufio.Reader
+	queue chan *pending
 
 	stopOnce sync.Once
 	stopping chan struct{} // closed by stopReading: Shutdown
@@ -73,8 +77,10 @@ type pending struct {
 	errCode int16
 	done    chan struct{}
 	// frame is the request's frame buffer, back to its pool once the
-	// response is written.
-	frame []byte
+	// response is written, and charged what it took of the server's
+	// request budget then given back (reqbudget.go).
+	frame   []byte
+	charged int64
 	// sizeHint, when set, is about the size of the encoded response (a
 	// fetch's record bytes and some more), for the writer's buffer.
 	sizeHint int
@@ -190,10 +196,14 @@ func (c *conn) readLoop() {
 		if err != nil {
 			// The frame is left to the collector: a goroutine the
 			// handler started may still hold a part of it.
-			c.s.log.Warn("kafka connection closed", "remote", c.nc.RemoteAddr().String(), "reason", err.Error())
+			c.release(c.held)
+			c.held = 0
+			if !c.isStopping() || !errors.Is(err, net.ErrClosed) {
+				c.s.log.Warn("kafka connection closed", "remote", c.nc.RemoteAddr().String(), "reason", err.Error())
+			}
 			return
 		}
-		p.frame = frame
+		p.frame, p.charged, c.held = frame, c.held, 0
 		c.queue <- p
 	}
 }
@@ -208,9 +218,10 @@ func quietReadError(err error) bool {
 // readFrame reads one request frame: int32 size, then size bytes, into a
 // pooled buffer (framepool.go) that the caller hands back once the
 // request's response is written. The size is checked against
-// MaxRequestBytes before anything is allocated, and the buffer grows with
-// the bytes that actually come (first firstFrameChunk, then doubling), so
-// a claimed size costs nothing until it is sent.
+// MaxRequestBytes and charged to the server's request budget (c.held)
+// before anything is allocated, and the buffer grows with the bytes
+// that actually come (first firstFrameChunk, then doubling), so a
+// claimed size costs nothing until it is sent.
 func (c *conn) readFrame() ([]byte, error) {
 	var hdr [4]byte
 	if _, err := io.ReadFull(c.br, hdr[:]); err != nil {
@@ -223,6 +234,18 @@ func (c *conn) readFrame() ([]byte, error) {
 	case n < minHeaderBytes:
 		return nil, fmt.Errorf("request frame of %d bytes is shorter than a request header", n)
 	}
+	// The request is charged before its buffer is allocated, for the
+	// most it may cost by its key (the first bytes after the size).
+	key, err := c.br.Peek(2)
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, fmt.Errorf("reading a request frame of %d bytes: %w", n, err)
+	}
+	if !c.charge(requestCharge(int16(binary.BigEndian.Uint16(key)), int64(n))) {
+		return nil, net.ErrClosed
+	}
 	buf := getFrame(int(min(n, firstFrameChunk)))
 	buf = buf[:min(int(n), cap(buf))]
 	got := 0
@@ -232,6 +255,8 @@ func (c *conn) readFrame() ([]byte, error) {
 		got += k
 		if err != nil {
 			putFrame(buf)
+			c.release(c.held)
+			c.held = 0
 			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 				return nil, fmt.Errorf("connection closed inside a request frame of %d bytes: %w", n, io.ErrUnexpectedEOF)
 			}
@@ -273,6 +298,7 @@ func (c *conn) writeLoop() {
 			}
 		}
 		if failed {
+			c.release(p.charged)
 			continue
 		}
 		if p.done != nil {
@@ -316,7 +342,8 @@ func (c *conn) writeLoop() {
 		// nothing refers to its frame any more.
 		for i, q := range batch {
 			putFrame(q.frame)
-			q.frame = nil
+			c.release(q.charged)
+			q.frame, q.charged = nil, 0
 			batch[i] = nil
 		}
 		if cap(buf) > 1<<20 {

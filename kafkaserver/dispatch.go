@@ -187,9 +187,13 @@ func (s *Server) handle(c *conn, frame []byte) (*pending, error) {
 		rest = tr.src
 	}
 	if key == produceKey {
-		if err := checkProduceShape(version, rest); err != nil {
+		elements, err := checkProduceShape(version, rest)
+		if err != nil {
 			return nil, fmt.Errorf("%s v%d request (correlation id %d): %w", a.name, version, corr, err)
 		}
+		// Charged for the most a produce of its size may cost, it now
+		// keeps what this one will (reqbudget.go).
+		c.keep(int64(len(frame)) + int64(elements)*int64(produceElementBytes))
 	}
 	if err := req.ReadFrom(rest); err != nil {
 		return nil, fmt.Errorf("%s v%d request (correlation id %d) does not decode: %w", a.name, version, corr, err)

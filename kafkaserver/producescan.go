@@ -14,32 +14,39 @@ import (
 // decodes the elements, checking only that the frame has a couple of
 // bytes left per element. A frame of topics of three bytes each would so
 // decode into structs some twenty times its size: 2 GB for a 96 MiB
-// frame, held as long as the request. checkProduceShape walks the
-// request's topic and partition arrays before kmsg does and refuses one
-// whose elements would cost more than produceDecodeFactor times the
-// frame (plus produceDecodeSlack). A produce of real records is far
-// inside that: each partition carries a record batch of 61 bytes at
-// least, and its records are not copied, only referred to.
+// frame, held as long as the request, and its answer would cost as
+// much again. checkProduceShape walks the request's topic and
+// partition arrays before kmsg does and refuses a frame whose elements
+// would cost more than produceDecodeFactor times its size (plus
+// produceDecodeSlack), produceElementBytes each. A produce of real
+// records is far inside that: each partition carries a record batch of
+// 61 bytes at least (68 with one record), and its records are not
+// copied, only referred to.
 const (
-	produceDecodeFactor = 2
+	produceDecodeFactor = 4
 	produceDecodeSlack  = 1 << 20
 )
 
-// produceElementBytes is what kmsg allocates for one topic or one
-// partition of a Produce request, the larger of the two.
-const produceElementBytes = max(unsafe.Sizeof(kmsg.ProduceRequestTopic{}), unsafe.Sizeof(kmsg.ProduceRequestTopicPartition{}))
+// produceElementBytes is what one topic or partition of a Produce
+// request costs, the larger of the two: its decoded struct, the struct
+// of its answer, and the answer's bytes.
+const produceElementBytes = max(
+	unsafe.Sizeof(kmsg.ProduceRequestTopic{})+unsafe.Sizeof(kmsg.ProduceResponseTopic{}),
+	unsafe.Sizeof(kmsg.ProduceRequestTopicPartition{})+unsafe.Sizeof(kmsg.ProduceResponseTopicPartition{}),
+) + 48
 
 // errProduceShape is the error of a Produce request refused by
 // checkProduceShape.
 var errProduceShape = errors.New("produce request refused before decoding")
 
 // checkProduceShape walks body, a Produce request of version after the
-// header, as far as its arrays: each count must fit the bytes left, and
-// all the topics and partitions together within the decode budget of
-// the frame. It reads no more than body and allocates nothing; where
-// the walk cannot go (bytes that do not decode) it stops without an
-// error and leaves the answer to kmsg.
-func checkProduceShape(version int16, body []byte) error {
+// header, as far as its arrays, and returns how many topics and
+// partitions it has: each count must fit the bytes left, and all of
+// them together within the frame's budget. It reads no more than body
+// and allocates nothing; where the walk cannot go (bytes that do not
+// decode) it stops without an error with what it counted, and leaves
+// the answer to kmsg.
+func checkProduceShape(version int16, body []byte) (int, error) {
 	flexible := version >= 9
 	budget := (produceDecodeFactor*len(body) + produceDecodeSlack) / int(produceElementBytes)
 	r := shapeReader{src: body, flexible: flexible}
@@ -49,12 +56,12 @@ func checkProduceShape(version int16, body []byte) error {
 	r.skip(2 + 4) // acks, timeout
 	topics := r.arrayLen()
 	if topics > budget {
-		return shapeError(len(body), topics, 0)
+		return 0, shapeError(len(body), topics, 0)
 	}
 	elements := 0
 	for t := 0; t < topics && r.ok(); t++ {
 		if elements++; elements > budget {
-			return shapeError(len(body), elements, t)
+			return 0, shapeError(len(body), elements, t)
 		}
 		if version >= 13 {
 			r.skip(16) // topic id
@@ -63,7 +70,7 @@ func checkProduceShape(version int16, body []byte) error {
 		}
 		partitions := r.arrayLen()
 		if elements+partitions > budget && r.ok() {
-			return shapeError(len(body), elements+partitions, t)
+			return 0, shapeError(len(body), elements+partitions, t)
 		}
 		elements += partitions
 		for p := 0; p < partitions && r.ok(); p++ {
@@ -73,7 +80,7 @@ func checkProduceShape(version int16, body []byte) error {
 		}
 		r.tags()
 	}
-	return nil
+	return elements, nil
 }
 
 func shapeError(frame, elements, at int) error {

@@ -57,21 +57,22 @@ func decodedElements(version int16, body []byte) int {
 // topics of a few bytes each, which kmsg would decode into structs many
 // times the frame's size, is refused.
 func TestCheckProduceShape(t *testing.T) {
-	batch := bytes.Repeat([]byte{1}, 61) // a record batch's header at least
+	batch := bytes.Repeat([]byte{1}, 68) // a record batch of one record at least
 	for v := int16(0); v <= 11; v++ {
 		for _, shape := range [][2]int{{1, 1}, {3, 1000}, {2000, 5}} {
 			body := produceBody(v, shape[0], shape[1], batch)
-			if err := checkProduceShape(v, body); err != nil {
+			if _, err := checkProduceShape(v, body); err != nil {
 				t.Errorf("v%d %d topics × %d partitions of batches: %v", v, shape[0], shape[1], err)
 			}
-			if got, want := decodedElements(v, body), shape[0]*(1+shape[1]); got != want {
-				t.Fatalf("v%d: kmsg decodes %d elements, want %d", v, got, want)
+			counted, _ := checkProduceShape(v, body)
+			if got, want := decodedElements(v, body), shape[0]*(1+shape[1]); got != want || counted != want {
+				t.Fatalf("v%d: kmsg decodes %d elements, checkProduceShape counts %d, want %d", v, got, counted, want)
 			}
 		}
 		// 200,000 partitions without records: 1.6 MB of frame that
-		// would decode into some 11 MB of structs.
+		// would cost some 50 MB decoded and answered.
 		body := produceBody(v, 1, 200_000, nil)
-		if err := checkProduceShape(v, body); !errors.Is(err, errProduceShape) {
+		if _, err := checkProduceShape(v, body); !errors.Is(err, errProduceShape) {
 			t.Errorf("v%d 200,000 empty partitions: %v, want errProduceShape", v, err)
 		}
 	}
@@ -84,7 +85,7 @@ func TestCheckProduceShape(t *testing.T) {
 	body = binary.AppendUvarint(body, topics+1)
 	body = append(body, bytes.Repeat([]byte{1, 1, 0}, topics)...)
 	body = append(body, 0)
-	err := checkProduceShape(9, body)
+	_, err := checkProduceShape(9, body)
 	if !errors.Is(err, errProduceShape) {
 		t.Fatalf("4M three-byte topics: %v, want errProduceShape", err)
 	}
@@ -125,10 +126,14 @@ func FuzzProduceShape(f *testing.F) {
 		if version < 0 || version > 11 {
 			return
 		}
-		if checkProduceShape(version, body) != nil {
+		counted, err := checkProduceShape(version, body)
+		if err != nil {
 			return
 		}
 		n := decodedElements(version, body)
+		if n >= 0 && n != counted {
+			t.Fatalf("v%d: counted %d topics and partitions, kmsg decodes %d", version, counted, n)
+		}
 		if limit := (produceDecodeFactor*len(body) + produceDecodeSlack) / int(produceElementBytes); n > limit {
 			t.Fatalf("v%d: %d bytes let through decode into %d elements, the budget is %d", version, len(body), n, limit)
 		}

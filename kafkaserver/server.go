@@ -21,6 +21,9 @@ import (
 // socket.request.max.bytes.
 const DefaultMaxRequestBytes = 100 << 20
 
+// DefaultMaxConnections is Config.MaxConnections when it is 0.
+const DefaultMaxConnections = 10_000
+
 // DefaultWriteTimeout is Config.WriteTimeout when it is 0.
 const DefaultWriteTimeout = 30 * time.Second
 
@@ -50,6 +53,19 @@ type Config struct {
 	// MaxRequestBytes bounds a request frame; 0 is
 	// DefaultMaxRequestBytes. A larger frame closes its connection.
 	MaxRequestBytes int32
+	// QueuedMaxRequestBytes bounds the request memory of all the
+	// connections together (Kafka's queued.max.request.bytes, with
+	// each frame charged for what its decoding may cost: see
+	// reqbudget.go); readers wait while it is spent. 0 is
+	// DefaultQueuedMaxRequestBytes.
+	QueuedMaxRequestBytes int64
+	// MaxConnections bounds the client connections open at once (Kafka's
+	// max.connections), MaxConnectionsPerIP those from one address
+	// (max.connections.per.ip): a connection beyond either is closed as
+	// soon as it is accepted. 0 is DefaultMaxConnections, and no
+	// bound per address; below 0 is no bound.
+	MaxConnections      int
+	MaxConnectionsPerIP int
 	// AutoCreateTopics creates a topic that Metadata (when the request
 	// allows it) or Produce names and that does not exist, with
 	// DefaultPartitions partitions.
@@ -127,12 +143,15 @@ type Server struct {
 	mu        sync.Mutex
 	listeners map[net.Listener]struct{}
 	conns     map[*conn]struct{}
+	perIP     map[string]int // conns by remote address, with MaxConnectionsPerIP
 	shutting  bool
 	connsDone chan struct{} // closed once conns is empty while shutting
 	doneSent  bool
 	wg        sync.WaitGroup
 	closeOnce sync.Once
 	closeErr  error
+
+	budget *requestBudget // request bytes in flight (reqbudget.go)
 
 	longPolls atomic.Int64 // fetches waiting for data
 	// txnCalls counts the coordinator calls running in goroutines of
@@ -149,6 +168,12 @@ type Server struct {
 func New(store *logstore.Store, cfg Config) (*Server, error) {
 	if cfg.MaxRequestBytes <= 0 {
 		cfg.MaxRequestBytes = DefaultMaxRequestBytes
+	}
+	if cfg.QueuedMaxRequestBytes <= 0 {
+		cfg.QueuedMaxRequestBytes = DefaultQueuedMaxRequestBytes
+	}
+	if cfg.MaxConnections == 0 {
+		cfg.MaxConnections = DefaultMaxConnections
 	}
 	if cfg.DefaultPartitions <= 0 {
 		cfg.DefaultPartitions = 1
@@ -185,6 +210,8 @@ func New(store *logstore.Store, cfg Config) (*Server, error) {
 		listeners: make(map[net.Listener]struct{}),
 		conns:     make(map[*conn]struct{}),
 		connsDone: make(chan struct{}),
+		perIP:     make(map[string]int),
+		budget:    newRequestBudget(cfg.QueuedMaxRequestBytes),
 	}
 	if s.groups, err = s.openGroups(); err != nil {
 		cancel()
@@ -248,7 +275,7 @@ func (s *Server) ServeListener(ln net.Listener, advertise string) error {
 			return fmt.Errorf("kafkaserver: accept: %w", err)
 		}
 		backoff = 0
-		if s.serveConn(nc, advertise) == nil {
+		if _, err := s.serveConn(nc, advertise); errors.Is(err, ErrServerClosed) {
 			return ErrServerClosed
 		}
 	}
@@ -272,23 +299,59 @@ func transientAccept(err error) bool {
 }
 
 // serveConn serves nc, whose clients are told to dial advertise, in
-// goroutines of its own; nil (and nc closed) when the server is
-// shutting down.
-func (s *Server) serveConn(nc net.Conn, advertise string) *conn {
+// goroutines of its own. It closes nc instead, with ErrServerClosed
+// when the server is shutting down, or with errTooManyConnections
+// (counted, and logged once per interval) when nc is one more than
+// MaxConnections or MaxConnectionsPerIP allow.
+func (s *Server) serveConn(nc net.Conn, advertise string) (*conn, error) {
 	c := newConn(s, nc)
 	c.advertise = advertise
+	c.ip = remoteIP(nc)
 	s.mu.Lock()
 	if s.shutting {
 		s.mu.Unlock()
 		nc.Close()
-		return nil
+		return nil, ErrServerClosed
+	}
+	if err := s.admitLocked(c.ip); err != nil {
+		s.mu.Unlock()
+		nc.Close()
+		s.cfg.Metrics.ConnectionRefused()
+		s.log.Warn("kafka connection refused", "remote", nc.RemoteAddr().String(), "reason", err.Error())
+		return nil, err
 	}
 	s.conns[c] = struct{}{}
+	s.perIP[c.ip]++
 	s.wg.Add(1)
 	s.mu.Unlock()
 	s.cfg.Metrics.ConnectionOpened()
 	go c.serve()
-	return c
+	return c, nil
+}
+
+// errTooManyConnections is the error of a connection refused by
+// MaxConnections or MaxConnectionsPerIP.
+var errTooManyConnections = errors.New("too many connections")
+
+// admitLocked says whether one more connection from ip is within the
+// limits.
+func (s *Server) admitLocked(ip string) error {
+	if m := s.cfg.MaxConnections; m > 0 && len(s.conns) >= m {
+		return fmt.Errorf("%w: %d open, the limit is %d (max connections)", errTooManyConnections, len(s.conns), m)
+	}
+	if m := s.cfg.MaxConnectionsPerIP; m > 0 && s.perIP[ip] >= m {
+		return fmt.Errorf("%w: %d open from %s, the limit is %d (max connections per ip)", errTooManyConnections, s.perIP[ip], ip, m)
+	}
+	return nil
+}
+
+// remoteIP is the address nc's client connects from, without its port.
+func remoteIP(nc net.Conn) string {
+	addr := nc.RemoteAddr().String()
+	if host, _, err := net.SplitHostPort(addr); err == nil {
+		return host
+	}
+	return addr
 }
 
 // numConns is the number of connections being served.
@@ -308,6 +371,9 @@ func (s *Server) isShutting() bool {
 func (s *Server) forget(c *conn) {
 	s.mu.Lock()
 	delete(s.conns, c)
+	if s.perIP[c.ip]--; s.perIP[c.ip] <= 0 {
+		delete(s.perIP, c.ip)
+	}
 	s.checkDoneLocked()
 	s.mu.Unlock()
 	s.cfg.Metrics.ConnectionClosed()

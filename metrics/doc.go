@@ -48,6 +48,10 @@
 //	logstore_received_bytes_total                counter    bytes of request frames read, size prefixes included
 //	logstore_sent_bytes_total                    counter    bytes of response frames written, size prefixes included
 //	logstore_connections                         gauge      client connections open
+//	logstore_connections_refused_total           counter    connections closed as soon as accepted, over
+//	                                                        max connections or max connections per ip
+//	logstore_request_budget_waits_total          counter    request frames whose reading waited for the budget of
+//	                                                        request bytes in flight (queued max request bytes)
 //
 // Transactions (from the transaction coordinator's events, package
 // txncoord, and read from it at each scrape):

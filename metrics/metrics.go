@@ -30,10 +30,11 @@ type Metrics struct {
 	apis   [kmsg.MaxKey + 2]atomic.Pointer[apiMetrics]
 	apisMu sync.Mutex // serialises the creation of an apiMetrics
 
-	produce  [numOutcomes]prometheus.Counter
-	received prometheus.Counter
-	sent     prometheus.Counter
-	conns    prometheus.Gauge
+	produce                   [numOutcomes]prometheus.Counter
+	received                  prometheus.Counter
+	sent                      prometheus.Counter
+	conns                     prometheus.Gauge
+	connsRefused, budgetWaits prometheus.Counter
 
 	store   storeMetrics
 	groups  groupMetrics
@@ -118,9 +119,17 @@ func New(reg prometheus.Registerer) *Metrics {
 		Name: "logstore_connections",
 		Help: "Kafka client connections open.",
 	})
+	m.connsRefused = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "logstore_connections_refused_total",
+		Help: "Kafka client connections closed as soon as accepted, over max connections or max connections per ip.",
+	})
+	m.budgetWaits = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "logstore_request_budget_waits_total",
+		Help: "Request frames whose reading waited for the server's budget of request bytes in flight (queued max request bytes).",
+	})
 	m.store.init()
 	m.groups.init()
-	reg.MustRegister(m.requests, m.latency, produce, m.received, m.sent, m.conns, partitionCollector{m})
+	reg.MustRegister(m.requests, m.latency, produce, m.received, m.sent, m.conns, m.connsRefused, m.budgetWaits, partitionCollector{m})
 	m.store.register(reg)
 	m.groups.register(reg, m)
 	m.txn.register(reg)
@@ -258,6 +267,21 @@ func (m *Metrics) BytesOut(n int) {
 func (m *Metrics) ConnectionOpened() {
 	if m != nil {
 		m.conns.Inc()
+	}
+}
+
+// ConnectionRefused counts a connection closed as soon as it was
+// accepted, over a connection limit.
+func (m *Metrics) ConnectionRefused() {
+	if m != nil {
+		m.connsRefused.Inc()
+	}
+}
+
+// RequestBudgetWait counts a reader that waited for the request budget.
+func (m *Metrics) RequestBudgetWait() {
+	if m != nil {
+		m.budgetWaits.Inc()
 	}
 }
 

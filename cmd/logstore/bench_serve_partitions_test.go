@@ -94,7 +94,7 @@ func BenchmarkServePartitions(b *testing.B) {
 
 // buildServeCLI builds this package into a temporary directory; it
 // skips when there is no go command.
-func buildServeCLI(b *testing.B) string {
+func buildServeCLI(b testing.TB) string {
 	b.Helper()
 	goBin, err := exec.LookPath("go")
 	if err != nil {
@@ -289,14 +289,15 @@ func (s *served) pid() int { return s.cmd.Process.Pid }
 
 var readyLine = regexp.MustCompile(`^logstore serve: listening on (\S+), `)
 
-// startServed starts serve over dir on a free loopback port and returns
+// startServed starts serve over dir (with args besides) on a free
+// loopback port and returns
 // it, with the time from exec to its ready line; or, when it exits
 // before that line, it (its log), the time to its exit and an error
 // with its exit and the start of its stderr. It is killed when the
 // benchmark ends.
-func startServed(b *testing.B, cli, dir string) (*served, time.Duration, error) {
+func startServed(b testing.TB, cli, dir string, args ...string) (*served, time.Duration, error) {
 	b.Helper()
-	cmd := exec.Command(cli, "serve", "--dir", dir, "--listen", "127.0.0.1:0", "--sync", "never")
+	cmd := exec.Command(cli, append([]string{"serve", "--dir", dir, "--listen", "127.0.0.1:0", "--sync", "never"}, args...)...)
 	s := &served{cmd: cmd, log: &headBuffer{max: 16 << 10}, exited: make(chan struct{})}
 	cmd.Stderr = s.log
 	stdout, err := cmd.StdoutPipe()
@@ -419,34 +420,39 @@ func (h *headBuffer) head() string {
 
 // procUsage is pid's resident set (VmRSS, bytes) and its open file
 // descriptors.
-func procUsage(b *testing.B, pid int) (int64, int) {
+func procUsage(b testing.TB, pid int) (int64, int) {
 	b.Helper()
-	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		b.Fatal(err)
-	}
-	var rss int64 = -1
-	for line := range strings.Lines(string(status)) {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			f := strings.Fields(v)
-			if len(f) != 2 || f[1] != "kB" {
-				b.Fatalf("/proc/%d/status: VmRSS line %q", pid, line)
-			}
-			kb, err := strconv.ParseInt(f[0], 10, 64)
-			if err != nil {
-				b.Fatalf("/proc/%d/status: VmRSS line %q: %v", pid, line, err)
-			}
-			rss = kb << 10
-		}
-	}
-	if rss < 0 {
-		b.Fatalf("/proc/%d/status has no VmRSS line", pid)
-	}
+	rss := procStatusBytes(b, pid, "VmRSS")
 	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
 	if err != nil {
 		b.Fatal(err)
 	}
 	return rss, len(fds)
+}
+
+// procStatusBytes is field (VmRSS, VmHWM: the peak resident set) of
+// /proc/PID/status, in bytes.
+func procStatusBytes(b testing.TB, pid int, field string) int64 {
+	b.Helper()
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for line := range strings.Lines(string(status)) {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			f := strings.Fields(v)
+			if len(f) != 2 || f[1] != "kB" {
+				b.Fatalf("/proc/%d/status: %s line %q", pid, field, line)
+			}
+			kb, err := strconv.ParseInt(f[0], 10, 64)
+			if err != nil {
+				b.Fatalf("/proc/%d/status: %s line %q: %v", pid, field, line, err)
+			}
+			return kb << 10
+		}
+	}
+	b.Fatalf("/proc/%d/status has no %s line", pid, field)
+	return 0
 }
 
 // procCPU is the CPU time (user and system) pid has used, from

@@ -54,6 +54,9 @@ type serveOptions struct {
 	autoCreate        bool
 	defaultPartitions int32
 	maxRequestBytes   int32
+	queuedMaxBytes    int64
+	maxConns          int
+	maxConnsPerIP     int
 	txnMaxTimeout     time.Duration
 	txnIDExpiration   time.Duration
 	logFormat         string
@@ -78,6 +81,8 @@ func newServeCommand() *cobra.Command {
 		autoCreate:        true,
 		defaultPartitions: 1,
 		maxRequestBytes:   kafkaserver.DefaultMaxRequestBytes,
+		queuedMaxBytes:    kafkaserver.DefaultQueuedMaxRequestBytes,
+		maxConns:          kafkaserver.DefaultMaxConnections,
 		txnMaxTimeout:     kafkaserver.DefaultTransactionMaxTimeout,
 		txnIDExpiration:   kafkaserver.DefaultTransactionalIDExpiration,
 		logFormat:         "text",
@@ -160,6 +165,9 @@ clean shutdown mark) and exits 0. A second signal exits at once.`,
 	f.BoolVar(&opts.autoCreate, "auto-create-topics", opts.autoCreate, "create a topic that a producer or a metadata request names and that does not exist")
 	f.Int32Var(&opts.defaultPartitions, "default-partitions", opts.defaultPartitions, "partitions of an auto-created topic, and of CreateTopics with -1")
 	f.Int32Var(&opts.maxRequestBytes, "max-request-bytes", opts.maxRequestBytes, "the largest request frame; a larger one closes its connection")
+	f.Int64Var(&opts.queuedMaxBytes, "queued-max-request-bytes", opts.queuedMaxBytes, "the request memory of all connections together, each frame charged for what decoding it may cost (Kafka's queued.max.request.bytes); readers wait while it is spent")
+	f.IntVar(&opts.maxConns, "max-connections", opts.maxConns, "client connections open at once; one more is closed when accepted (max.connections); 0 for no limit")
+	f.IntVar(&opts.maxConnsPerIP, "max-connections-per-ip", 0, "client connections open at once from one address (max.connections.per.ip); 0 for no limit")
 	f.DurationVar(&opts.txnMaxTimeout, "transaction-max-timeout", opts.txnMaxTimeout, "the longest transaction timeout a transactional producer may ask for (Kafka's transaction.max.timeout.ms)")
 	f.DurationVar(&opts.txnIDExpiration, "transactional-id-expiration", opts.txnIDExpiration, "how long a transactional id may stay idle (no transaction open) before the coordinator forgets it; it comes back with a new producer id (Kafka's transactional.id.expiration.ms)")
 	f.StringVar(&opts.logFormat, "log-format", opts.logFormat, "log lines on stderr as text or json")
@@ -184,6 +192,12 @@ func (o *serveOptions) complete(cmd *cobra.Command) error {
 	}
 	if o.maxRequestBytes < 1024 {
 		return fmt.Errorf("--max-request-bytes %d: must be 1024 or more", o.maxRequestBytes)
+	}
+	if o.queuedMaxBytes < 1<<20 {
+		return fmt.Errorf("--queued-max-request-bytes %d: must be 1 MiB (1048576) or more", o.queuedMaxBytes)
+	}
+	if o.maxConns < 0 || o.maxConnsPerIP < 0 {
+		return fmt.Errorf("--max-connections %d, --max-connections-per-ip %d: must be 0 (no limit) or more", o.maxConns, o.maxConnsPerIP)
 	}
 	if o.txnMaxTimeout < time.Millisecond {
 		return fmt.Errorf("--transaction-max-timeout %s: must be 1ms or more", o.txnMaxTimeout)
@@ -375,8 +389,12 @@ func runServe(ctx context.Context, o *serveOptions, stdout, stderr io.Writer) (e
 		}
 	}()
 	srv, err := kafkaserver.New(store, kafkaserver.Config{
-		Advertise:                 o.advertise,
-		MaxRequestBytes:           o.maxRequestBytes,
+		Advertise:             o.advertise,
+		MaxRequestBytes:       o.maxRequestBytes,
+		QueuedMaxRequestBytes: o.queuedMaxBytes,
+		// 0 means none here, and the default in the Config.
+		MaxConnections:            cmp.Or(o.maxConns, -1),
+		MaxConnectionsPerIP:       o.maxConnsPerIP,
 		AutoCreateTopics:          o.autoCreate,
 		DefaultPartitions:         o.defaultPartitions,
 		Logger:                    logger,
