@@ -1,0 +1,452 @@
+// Package users keeps the credentials of the users that logstore
+// serve's SASL listeners authenticate, in users.json at the store root.
+//
+// A user has a credential for each SCRAM mechanism it may use
+// (SCRAM-SHA-256, SCRAM-SHA-512), as Kafka's SCRAM credentials are kept:
+// the salt, the iteration count (4096 at least, as Kafka requires), and
+// the two keys RFC 5802 derives from the salted password, StoredKey =
+// H(HMAC(SaltedPassword, "Client Key")) and ServerKey =
+// HMAC(SaltedPassword, "Server Key"). The password is never written:
+// SCRAM verifies a client's proof against StoredKey, and PLAIN (over
+// TLS) salts the password it is given with a credential's salt and
+// iterations and compares the StoredKey it derives.
+//
+// The file is JSON:
+//
+//	{"version": 1, "users": [{"name": "app", "credentials": [
+//	  {"mechanism": "SCRAM-SHA-256", "iterations": 8192,
+//	   "salt": BASE64, "stored_key": BASE64, "server_key": BASE64}]}]}
+//
+// It is replaced whole by each change: written to users.json.tmp,
+// fsynced, renamed over users.json, the directory fsynced, under a
+// flock of users.json.lock so that two writers do not lose each
+// other's change. A reader (serve) sees the old file or the new one,
+// never a part, and reads it again when its size or modification time
+// changes, so a user added with `logstore users add` while serve runs
+// can authenticate at once.
+package users
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/sha512"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/xdg-go/scram"
+
+	"github.com/logstore/logstore/internal/fileutil"
+)
+
+// FileName is the credentials file at the store root.
+const FileName = "users.json"
+
+// Iteration counts of a credential: Kafka's bounds, and the count
+// `users add` uses unless told otherwise.
+const (
+	MinIterations     = 4096
+	MaxIterations     = 16384
+	DefaultIterations = 8192
+)
+
+// maxFileBytes bounds what Open reads: a file of thousands of users is
+// far below it.
+const maxFileBytes = 64 << 20
+
+// Mechanism is a SCRAM mechanism's SASL name.
+type Mechanism string
+
+const (
+	ScramSHA256 Mechanism = "SCRAM-SHA-256"
+	ScramSHA512 Mechanism = "SCRAM-SHA-512"
+)
+
+// Mechanisms are the SCRAM mechanisms, in order of preference.
+var Mechanisms = []Mechanism{ScramSHA256, ScramSHA512}
+
+// ParseMechanism reads a mechanism's SASL name.
+func ParseMechanism(s string) (Mechanism, error) {
+	if m := Mechanism(s); slices.Contains(Mechanisms, m) {
+		return m, nil
+	}
+	return "", fmt.Errorf("SASL mechanism %q: want one of %v", s, Mechanisms)
+}
+
+func (m Mechanism) hash() scram.HashGeneratorFcn {
+	if m == ScramSHA512 {
+		return scram.SHA512
+	}
+	return scram.SHA256
+}
+
+func (m Mechanism) newHash() func() hash.Hash {
+	if m == ScramSHA512 {
+		return sha512.New
+	}
+	return sha256.New
+}
+
+// Credential is a user's SCRAM credential for one mechanism.
+type Credential struct {
+	Mechanism  Mechanism `json:"mechanism"`
+	Iterations int       `json:"iterations"`
+	Salt       []byte    `json:"salt"`
+	StoredKey  []byte    `json:"stored_key"`
+	ServerKey  []byte    `json:"server_key"`
+}
+
+// User is a user and its credentials, one per mechanism at most.
+type User struct {
+	Name        string       `json:"name"`
+	Credentials []Credential `json:"credentials"`
+}
+
+type fileJSON struct {
+	Version int    `json:"version"`
+	Users   []User `json:"users"`
+}
+
+// ErrNoUser is wrapped by Delete's error when the user (or its
+// credential for the mechanism) is not there.
+var ErrNoUser = errors.New("no such user")
+
+// ErrCorrupt is wrapped by the error of a users file that does not
+// decode or breaks a rule.
+var ErrCorrupt = errors.New("users file is corrupt")
+
+// NewCredential salts password (SASLprep'd, as RFC 5802 asks: the scram
+// package does it) with 32 random bytes for mech and iterations.
+func NewCredential(mech Mechanism, password string, iterations int) (Credential, error) {
+	if iterations < MinIterations || iterations > MaxIterations {
+		return Credential{}, fmt.Errorf("%d iterations: want %d to %d", iterations, MinIterations, MaxIterations)
+	}
+	if _, err := ParseMechanism(string(mech)); err != nil {
+		return Credential{}, err
+	}
+	salt := make([]byte, 32)
+	rand.Read(salt)
+	return derive(mech, password, salt, iterations)
+}
+
+// derive computes the credential of password with salt and iterations.
+func derive(mech Mechanism, password string, salt []byte, iterations int) (Credential, error) {
+	client, err := mech.hash().NewClient("", password, "")
+	if err != nil {
+		return Credential{}, fmt.Errorf("password: %w", err)
+	}
+	sc, err := client.GetStoredCredentialsWithError(scram.KeyFactors{Salt: string(salt), Iters: iterations})
+	if err != nil {
+		return Credential{}, err
+	}
+	return Credential{Mechanism: mech, Iterations: iterations, Salt: salt, StoredKey: sc.StoredKey, ServerKey: sc.ServerKey}, nil
+}
+
+// check is what Decode demands of a credential.
+func (c Credential) check() error {
+	if _, err := ParseMechanism(string(c.Mechanism)); err != nil {
+		return err
+	}
+	if c.Iterations < MinIterations || c.Iterations > MaxIterations {
+		return fmt.Errorf("%s: %d iterations, want %d to %d", c.Mechanism, c.Iterations, MinIterations, MaxIterations)
+	}
+	size := c.Mechanism.newHash()().Size()
+	if len(c.Salt) == 0 || len(c.StoredKey) != size || len(c.ServerKey) != size {
+		return fmt.Errorf("%s: a salt of %d bytes and keys of %d and %d bytes, want a salt and keys of %d", c.Mechanism, len(c.Salt), len(c.StoredKey), len(c.ServerKey), size)
+	}
+	return nil
+}
+
+// Decode reads a users file's bytes; path names it in errors.
+func Decode(path string, data []byte) ([]User, error) {
+	var f fileJSON
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		return nil, fmt.Errorf("%s: %w: %w", path, ErrCorrupt, err)
+	}
+	if f.Version != 1 {
+		return nil, fmt.Errorf("%s: %w: version %d, want 1", path, ErrCorrupt, f.Version)
+	}
+	seen := map[string]bool{}
+	for i, u := range f.Users {
+		if u.Name == "" || seen[u.Name] {
+			return nil, fmt.Errorf("%s: %w: user %d: name %q empty or given twice", path, ErrCorrupt, i, u.Name)
+		}
+		seen[u.Name] = true
+		mechs := map[Mechanism]bool{}
+		for _, c := range u.Credentials {
+			if err := c.check(); err != nil {
+				return nil, fmt.Errorf("%s: %w: user %q: %w", path, ErrCorrupt, u.Name, err)
+			}
+			if mechs[c.Mechanism] {
+				return nil, fmt.Errorf("%s: %w: user %q: two %s credentials", path, ErrCorrupt, u.Name, c.Mechanism)
+			}
+			mechs[c.Mechanism] = true
+		}
+	}
+	return f.Users, nil
+}
+
+// File is the users file of a store directory.
+type File struct {
+	dir string
+
+	mu    sync.Mutex
+	users []User
+	stamp stamp // what the file was when users was read
+	// fake is the key that makes the SCRAM salt answered for a user
+	// who does not exist, so that such a user fails as a wrong password
+	// does, not sooner.
+	fake []byte
+}
+
+type stamp struct {
+	size int64
+	mod  time.Time
+	ok   bool
+}
+
+// Open reads dir's users file; without one there are no users.
+func Open(dir string) (*File, error) {
+	f := &File{dir: dir, fake: make([]byte, 32)}
+	rand.Read(f.fake)
+	if err := f.reload(); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// Path is the users file's path.
+func (f *File) Path() string { return filepath.Join(f.dir, FileName) }
+
+func (f *File) statFile() stamp {
+	fi, err := os.Stat(f.Path())
+	if err != nil {
+		return stamp{}
+	}
+	return stamp{size: fi.Size(), mod: fi.ModTime(), ok: true}
+}
+
+// reload reads the file again when it changed; f.mu is held or f is
+// not yet shared.
+func (f *File) reload() error {
+	st := f.statFile()
+	if st == f.stamp && f.users != nil {
+		return nil
+	}
+	users, err := f.read()
+	if err != nil {
+		return err
+	}
+	f.users, f.stamp = users, st
+	return nil
+}
+
+func (f *File) read() ([]User, error) {
+	fh, err := os.Open(f.Path())
+	if errors.Is(err, fs.ErrNotExist) {
+		return []User{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	fi, err := fh.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if fi.Size() > maxFileBytes {
+		return nil, fmt.Errorf("%s: %w: %d bytes, more than a users file holds (%d)", f.Path(), ErrCorrupt, fi.Size(), maxFileBytes)
+	}
+	data := make([]byte, fi.Size())
+	if _, err := fh.ReadAt(data, 0); err != nil {
+		return nil, fmt.Errorf("%s: %w", f.Path(), err)
+	}
+	return Decode(f.Path(), data)
+}
+
+// List returns the users, in name order, as the file has them now.
+func (f *File) List() ([]User, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.reload(); err != nil {
+		return nil, err
+	}
+	out := slices.Clone(f.users)
+	slices.SortFunc(out, func(a, b User) int { return cmpString(a.Name, b.Name) })
+	return out, nil
+}
+
+func cmpString(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// Lookup returns name's credential for mech, reading the file again if
+// it changed; false when there is none. A file that changed and does
+// not read keeps the users read before (and says why in err).
+func (f *File) Lookup(name string, mech Mechanism) (c Credential, ok bool, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	err = f.reload()
+	for _, u := range f.users {
+		if u.Name != name {
+			continue
+		}
+		for _, c := range u.Credentials {
+			if c.Mechanism == mech {
+				return c, true, err
+			}
+		}
+	}
+	return Credential{}, false, err
+}
+
+// Update changes the file with fn, which gets the users as the file has
+// them (read again under the lock) and returns them changed; the result
+// is written durably before Update returns.
+func (f *File) Update(ctx context.Context, fn func([]User) ([]User, error)) error {
+	lock, err := os.OpenFile(filepath.Join(f.dir, FileName+".lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
+	if err := fileutil.Flock(ctx, lock, true, 30*time.Second); err != nil {
+		return fmt.Errorf("%s: %w", lock.Name(), err)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	users, err := f.read()
+	if err != nil {
+		return err
+	}
+	if users, err = fn(users); err != nil {
+		return err
+	}
+	data, err := json.MarshalIndent(fileJSON{Version: 1, Users: users}, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := writeDurably(f.Path(), append(data, '\n')); err != nil {
+		return err
+	}
+	f.users, f.stamp = users, f.statFile()
+	return nil
+}
+
+// writeDurably replaces path with data: a temporary file fsynced,
+// renamed over path, the directory fsynced.
+func writeDurably(path string, data []byte) error {
+	tmp := path + ".tmp"
+	fh, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = fh.Write(data)
+	if err == nil {
+		err = fh.Sync()
+	}
+	if cerr := fh.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return fileutil.SyncDir(filepath.Dir(path))
+}
+
+// Set gives name a new credential for mech (replacing one it had), in
+// users; a new user is added.
+func Set(users []User, name string, c Credential) []User {
+	for i := range users {
+		if users[i].Name == name {
+			creds := slices.DeleteFunc(slices.Clone(users[i].Credentials), func(o Credential) bool { return o.Mechanism == c.Mechanism })
+			users[i].Credentials = append(creds, c)
+			return users
+		}
+	}
+	return append(users, User{Name: name, Credentials: []Credential{c}})
+}
+
+// Remove takes name's credential for mech out of users (every
+// credential when mech is ""), and the user with its last credential.
+func Remove(users []User, name string, mech Mechanism) ([]User, error) {
+	for i := range users {
+		if users[i].Name != name {
+			continue
+		}
+		before := len(users[i].Credentials)
+		users[i].Credentials = slices.DeleteFunc(users[i].Credentials, func(c Credential) bool { return mech == "" || c.Mechanism == mech })
+		if len(users[i].Credentials) == before {
+			return nil, fmt.Errorf("user %q has no %s credential: %w", name, mech, ErrNoUser)
+		}
+		if len(users[i].Credentials) == 0 {
+			users = slices.Delete(users, i, i+1)
+		}
+		return users, nil
+	}
+	return nil, fmt.Errorf("user %q: %w", name, ErrNoUser)
+}
+
+// ScramServer returns the SCRAM server of mech over f: a user that does
+// not exist gets a salt and iteration count all the same (derived from
+// its name and a key of this process), so that it fails at its proof as
+// a wrong password does and the exchange does not tell which.
+func (f *File) ScramServer(mech Mechanism) (*scram.Server, error) {
+	return mech.hash().NewServer(func(name string) (scram.StoredCredentials, error) {
+		c, ok, _ := f.Lookup(name, mech)
+		if !ok {
+			m := hmac.New(mech.newHash(), f.fake)
+			m.Write([]byte(name))
+			c = Credential{Iterations: DefaultIterations, Salt: m.Sum(nil), StoredKey: make([]byte, m.Size()), ServerKey: make([]byte, m.Size())}
+			rand.Read(c.StoredKey)
+		}
+		return scram.StoredCredentials{
+			KeyFactors: scram.KeyFactors{Salt: string(c.Salt), Iters: c.Iterations},
+			StoredKey:  c.StoredKey,
+			ServerKey:  c.ServerKey,
+		}, nil
+	})
+}
+
+// VerifyPlain says whether password is name's, by its SCRAM-SHA-256
+// credential or else its SCRAM-SHA-512 one (SASL PLAIN).
+func (f *File) VerifyPlain(name, password string) bool {
+	for _, mech := range Mechanisms {
+		c, ok, _ := f.Lookup(name, mech)
+		if !ok {
+			continue
+		}
+		got, err := derive(mech, password, c.Salt, c.Iterations)
+		if err != nil {
+			return false
+		}
+		return hmac.Equal(got.StoredKey, c.StoredKey)
+	}
+	// A user that does not exist costs the same salting, so that the
+	// time taken does not tell it from a wrong password.
+	m := hmac.New(sha256.New, f.fake)
+	m.Write([]byte(name))
+	derive(ScramSHA256, password, m.Sum(nil), DefaultIterations)
+	return false
+}
