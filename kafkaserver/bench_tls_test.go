@@ -29,7 +29,7 @@ func serveTLS(t testing.TB, ts *testServer) (string, *tls.Config) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	go ts.srv.ServeListener(tls.NewListener(ln, srvTLS.Config()), "")
+	go ts.srv.ServeListener(tls.NewListener(ln, srvTLS.Config()), ListenerConfig{})
 	pem, err := os.ReadFile(ca.File)
 	if err != nil {
 		t.Fatal(err)

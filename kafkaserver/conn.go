@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/logstore/logstore/internal/tlsconf"
 )
 
 // conn is one client connection: a read goroutine (serve, readLoop)
@@ -33,9 +35,15 @@ type conn struct {
 	ip        string // the client's address, for MaxConnectionsPerIP
 	// held is the request budget the request being read holds, until
 	// its pending takes it (reader only; reqbudget.go).
-	held  int64
-	br    *bufio.Reader
-	queue chan *pending
+	held int64
+	// sasl is its authentication (sasl.go; reader only); principal is
+	// who it authenticated as: "User:NAME" by SASL, or its client
+	// certificate's subject, "" when neither.
+	sasl      saslState
+	principal string
+	accepted  time.Time
+	br        *bufio.Reader
+	queue     chan *pending
 
 	stopOnce sync.Once
 	stopping chan struct{} // closed by stopReading: Shutdown
@@ -88,6 +96,12 @@ type pending struct {
 	// gives back the buffers the response pointed into (a fetch's
 	// records, fetchbuf.go).
 	release func()
+	// closeAfter closes the connection once the response is written
+	// (a failed authentication); rawToken, when not nil, is the answer
+	// to a raw SASL token (a v0 handshake's framing), written as a size
+	// and its bytes instead of resp.
+	closeAfter bool
+	rawToken   []byte
 }
 
 // complete reports whether p's response is ready to write.
@@ -130,11 +144,16 @@ func (c *conn) isStopping() bool {
 // serve runs the connection until the client goes, a request closes it,
 // or the server stops.
 func (c *conn) serve() {
-	if tc, ok := c.nc.(*tls.Conn); ok && !c.handshake(tc) {
-		c.cancel()
-		c.nc.Close()
-		c.s.forget(c)
-		return
+	if tc, ok := c.nc.(*tls.Conn); ok {
+		if !c.handshake(tc) {
+			c.cancel()
+			c.nc.Close()
+			c.s.forget(c)
+			return
+		}
+		if st := tc.ConnectionState(); len(st.PeerCertificates) > 0 {
+			c.principal = "User:" + tlsconf.Principal(st)
+		}
 	}
 	writerDone := make(chan struct{})
 	go func() {
@@ -181,7 +200,11 @@ func (c *conn) readLoop() {
 	for {
 		// The deadline first, then the check: a stopReading in between
 		// has closed stopping, and one after it moves the deadline to now.
-		c.nc.SetReadDeadline(time.Now().Add(c.s.cfg.IdleTimeout))
+		deadline := time.Now().Add(c.s.cfg.IdleTimeout)
+		if c.sasl.required && !c.sasl.done {
+			deadline = c.accepted.Add(UnauthenticatedTimeout)
+		}
+		c.nc.SetReadDeadline(deadline)
 		if c.isStopping() {
 			return
 		}
@@ -192,7 +215,12 @@ func (c *conn) readLoop() {
 			}
 			return
 		}
-		p, err := c.s.handle(c, frame)
+		var p *pending
+		if c.sasl.raw {
+			p = c.s.handleRawToken(c, frame)
+		} else {
+			p, err = c.s.handle(c, frame)
+		}
 		if err != nil {
 			// The frame is left to the collector: a goroutine the
 			// handler started may still hold a part of it.
@@ -205,6 +233,9 @@ func (c *conn) readLoop() {
 		}
 		p.frame, p.charged, c.held = frame, c.held, 0
 		c.queue <- p
+		if p.closeAfter {
+			return
+		}
 	}
 }
 
@@ -229,21 +260,25 @@ func (c *conn) readFrame() ([]byte, error) {
 	}
 	n := int32(binary.BigEndian.Uint32(hdr[:]))
 	switch {
-	case n < 0 || n > c.s.cfg.MaxRequestBytes:
-		return nil, fmt.Errorf("request frame of %d bytes, the limit is %d", n, c.s.cfg.MaxRequestBytes)
-	case n < minHeaderBytes:
+	case n < 0 || n > c.maxFrame():
+		return nil, fmt.Errorf("request frame of %d bytes, the limit is %d", n, c.maxFrame())
+	case n < minHeaderBytes && !c.sasl.raw:
 		return nil, fmt.Errorf("request frame of %d bytes is shorter than a request header", n)
 	}
 	// The request is charged before its buffer is allocated, for the
 	// most it may cost by its key (the first bytes after the size).
-	key, err := c.br.Peek(2)
-	if err != nil {
-		if errors.Is(err, io.EOF) {
-			err = io.ErrUnexpectedEOF
+	key := int16(-1) // a raw SASL token of a byte or none has no key
+	if n >= 2 {
+		b, err := c.br.Peek(2)
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, fmt.Errorf("reading a request frame of %d bytes: %w", n, err)
 		}
-		return nil, fmt.Errorf("reading a request frame of %d bytes: %w", n, err)
+		key = int16(binary.BigEndian.Uint16(b))
 	}
-	if !c.charge(requestCharge(int16(binary.BigEndian.Uint16(key)), int64(n))) {
+	if !c.charge(c.requestCharge(key, int64(n))) {
 		return nil, net.ErrClosed
 	}
 	buf := getFrame(int(min(n, firstFrameChunk)))
@@ -359,6 +394,10 @@ func (c *conn) writeLoop() {
 // buf, unless it is answered by nothing.
 func (c *conn) respond(buf []byte, p *pending) []byte {
 	c.s.finished(p)
+	if p.rawToken != nil {
+		buf = binary.BigEndian.AppendUint32(buf, uint32(len(p.rawToken)))
+		return append(buf, p.rawToken...)
+	}
 	if p.noResponse || p.resp == nil {
 		return buf
 	}

@@ -83,6 +83,9 @@ func init() {
 		{key: 61, name: "DescribeProducers", min: 0, max: 0, handle: handleDescribeProducers},
 		{key: 65, name: "DescribeTransactions", min: 0, max: 0, handle: handleDescribeTransactions},
 		{key: 66, name: "ListTransactions", min: 0, max: 1, handle: handleListTransactions},
+		// SASL (sasl.go).
+		{key: saslHandshakeKey, name: "SaslHandshake", min: 0, max: 1, handle: handleSASLHandshake},
+		{key: saslAuthenticateKey, name: "SaslAuthenticate", min: 0, max: 2, handle: handleSASLAuthenticate},
 		{key: 75, name: "DescribeTopicPartitions", min: 0, max: 0, handle: handleDescribeTopicPartitions},
 		{key: 60, name: "DescribeCluster", min: 0, max: 1, handle: handleDescribeCluster},
 		{key: 35, name: "DescribeLogDirs", min: 0, max: 4, handle: handleDescribeLogDirs},
@@ -152,6 +155,9 @@ func (s *Server) handle(c *conn, frame []byte) (*pending, error) {
 	a, ok := apiByKey[key]
 	if !ok {
 		return nil, fmt.Errorf("request with unknown or unsupported API key %d (version %d, correlation id %d)", key, version, corr)
+	}
+	if !c.mayServe(key) {
+		return nil, fmt.Errorf("%s request before SASL authentication", a.name)
 	}
 	if key != produceKey && len(frame) > maxOtherRequestBytes {
 		return nil, fmt.Errorf("%s request of %d bytes; the limit for requests other than Produce is %d", a.name, len(frame), maxOtherRequestBytes)

@@ -133,6 +133,18 @@
 //	                                v2's transactional id pattern not advertised
 //	75   DescribeTopicPartitions 0  Metadata's partitions, paged as Kafka's handler: name order from the
 //	                                cursor, at most ResponsePartitionLimit (1-2000), NextCursor
+//	17   SaslHandshake    0-1       PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 (Config.SASLMechanisms); v0: raw
+//	                                tokens follow (KIP-152); not a SASL listener or a second one: 34
+//	36   SaslAuthenticate 0-2       one token of the exchange; failed: 58 after AuthFailureDelay, then
+//	                                closed; SessionLifetimeMillis 0 (no re-authentication, KIP-368)
+//
+// A SASL listener (ListenerConfig.SASL) serves nothing but ApiVersions
+// and the two SASL APIs before its connection authenticates (sasl.go):
+// another request closes it, as does a frame over 512 KiB or an
+// authentication not done within UnauthenticatedTimeout. Every
+// connection's requests are charged to the server's request budget
+// before their buffers are allocated (reqbudget.go), and a Produce's
+// arrays are counted before kmsg decodes it (producescan.go).
 //
 // The group APIs are the classic protocol of package groupcoord (its doc
 // has the states and the file). No KIP-848 (ConsumerGroupHeartbeat, 68,

@@ -88,7 +88,7 @@ func FuzzConn(f *testing.F) {
 
 	f.Fuzz(func(t *testing.T, data []byte) {
 		client, server := net.Pipe()
-		c, err := srv.serveConn(server, "")
+		c, err := srv.serveConn(server, ListenerConfig{})
 		if err != nil {
 			t.Fatal(err)
 		}

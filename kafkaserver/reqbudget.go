@@ -36,8 +36,14 @@ const (
 )
 
 // requestCharge is what a request of key with a frame of n bytes is
-// charged while it is read.
-func requestCharge(key int16, n int64) int64 {
+// charged while it is read. Before a SASL listener's connection has
+// authenticated, the only requests it may send (ApiVersions and the
+// SASL ones, or a raw token) have no arrays to speak of, and any other
+// closes it before it is decoded: its frame is charged twice its size.
+func (c *conn) requestCharge(key int16, n int64) int64 {
+	if c.sasl.required && !c.sasl.done {
+		return 2 * n
+	}
 	if key == produceKey {
 		return n*(1+produceDecodeFactor) + produceDecodeSlack
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -15,6 +16,7 @@ import (
 	"github.com/logstore/logstore/groupcoord"
 	"github.com/logstore/logstore/metrics"
 	"github.com/logstore/logstore/txncoord"
+	"github.com/logstore/logstore/users"
 )
 
 // DefaultMaxRequestBytes is Config.MaxRequestBytes when it is 0: Kafka's
@@ -66,6 +68,18 @@ type Config struct {
 	// bound per address; below 0 is no bound.
 	MaxConnections      int
 	MaxConnectionsPerIP int
+	// Users authenticates the clients of SASL listeners
+	// (ListenerConfig.SASL); nil refuses every authentication.
+	Users *users.File
+	// SASLMechanisms are the SASL mechanisms a client may choose, of
+	// PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512; empty is
+	// DefaultSASLMechanisms.
+	SASLMechanisms []string
+	// AuthFailureDelay is how long a failed authentication waits
+	// before it is answered and its connection closed (Kafka's
+	// connection.failed.authentication.delay.ms); 0 is
+	// DefaultAuthFailureDelay.
+	AuthFailureDelay time.Duration
 	// AutoCreateTopics creates a topic that Metadata (when the request
 	// allows it) or Produce names and that does not exist, with
 	// DefaultPartitions partitions.
@@ -172,6 +186,17 @@ func New(store *logstore.Store, cfg Config) (*Server, error) {
 	if cfg.QueuedMaxRequestBytes <= 0 {
 		cfg.QueuedMaxRequestBytes = DefaultQueuedMaxRequestBytes
 	}
+	if len(cfg.SASLMechanisms) == 0 {
+		cfg.SASLMechanisms = DefaultSASLMechanisms
+	}
+	for _, m := range cfg.SASLMechanisms {
+		if !slices.Contains(DefaultSASLMechanisms, m) {
+			return nil, fmt.Errorf("kafkaserver: SASL mechanism %q: want one of %v", m, DefaultSASLMechanisms)
+		}
+	}
+	if cfg.AuthFailureDelay <= 0 {
+		cfg.AuthFailureDelay = DefaultAuthFailureDelay
+	}
 	if cfg.MaxConnections == 0 {
 		cfg.MaxConnections = DefaultMaxConnections
 	}
@@ -232,16 +257,30 @@ func New(store *logstore.Store, cfg Config) (*Server, error) {
 // own, until Shutdown or Close, when it returns ErrServerClosed. It
 // closes ln when it returns. Metadata tells its clients to dial
 // Config.Advertise.
-func (s *Server) Serve(ln net.Listener) error { return s.ServeListener(ln, s.cfg.Advertise) }
+func (s *Server) Serve(ln net.Listener) error {
+	return s.ServeListener(ln, ListenerConfig{Advertise: s.cfg.Advertise})
+}
 
-// ServeListener is Serve with advertise, the host:port that Metadata,
-// FindCoordinator and DescribeCluster give the clients of ln ("" is
-// the address each connected to): one server serves several listeners,
-// each with its own address, as Kafka's advertised.listeners does. A
-// TLS listener (tls.NewListener) is served as any other; each of its
-// connections completes its handshake within TLSHandshakeTimeout
-// before a request is read.
-func (s *Server) ServeListener(ln net.Listener, advertise string) error {
+// ListenerConfig is what one listener serves its clients with.
+type ListenerConfig struct {
+	// Advertise is the host:port that Metadata, FindCoordinator and
+	// DescribeCluster give its clients; "" is the address each
+	// connected to.
+	Advertise string
+	// SASL makes each connection authenticate (SaslHandshake,
+	// SaslAuthenticate; see sasl.go) before any request but
+	// ApiVersions: Kafka's SASL_PLAINTEXT, and SASL_SSL over a TLS
+	// listener.
+	SASL bool
+}
+
+// ServeListener is Serve with lc: one server serves several listeners,
+// each with its own advertised address and authentication, as Kafka's
+// listeners and advertised.listeners do. A TLS listener
+// (tls.NewListener) is served as any other; each of its connections
+// completes its handshake within TLSHandshakeTimeout before a request
+// is read.
+func (s *Server) ServeListener(ln net.Listener, lc ListenerConfig) error {
 	s.mu.Lock()
 	if s.shutting {
 		s.mu.Unlock()
@@ -275,7 +314,7 @@ func (s *Server) ServeListener(ln net.Listener, advertise string) error {
 			return fmt.Errorf("kafkaserver: accept: %w", err)
 		}
 		backoff = 0
-		if _, err := s.serveConn(nc, advertise); errors.Is(err, ErrServerClosed) {
+		if _, err := s.serveConn(nc, lc); errors.Is(err, ErrServerClosed) {
 			return ErrServerClosed
 		}
 	}
@@ -298,14 +337,16 @@ func transientAccept(err error) bool {
 	return false
 }
 
-// serveConn serves nc, whose clients are told to dial advertise, in
-// goroutines of its own. It closes nc instead, with ErrServerClosed
+// serveConn serves nc, a connection of a listener of lc, in goroutines
+// of its own. It closes nc instead, with ErrServerClosed
 // when the server is shutting down, or with errTooManyConnections
 // (counted, and logged once per interval) when nc is one more than
 // MaxConnections or MaxConnectionsPerIP allow.
-func (s *Server) serveConn(nc net.Conn, advertise string) (*conn, error) {
+func (s *Server) serveConn(nc net.Conn, lc ListenerConfig) (*conn, error) {
 	c := newConn(s, nc)
-	c.advertise = advertise
+	c.advertise = lc.Advertise
+	c.sasl.required = lc.SASL
+	c.accepted = time.Now()
 	c.ip = remoteIP(nc)
 	s.mu.Lock()
 	if s.shutting {
@@ -315,9 +356,9 @@ func (s *Server) serveConn(nc net.Conn, advertise string) (*conn, error) {
 	}
 	if err := s.admitLocked(c.ip); err != nil {
 		s.mu.Unlock()
-		nc.Close()
 		s.cfg.Metrics.ConnectionRefused()
 		s.log.Warn("kafka connection refused", "remote", nc.RemoteAddr().String(), "reason", err.Error())
+		nc.Close()
 		return nil, err
 	}
 	s.conns[c] = struct{}{}

@@ -2,8 +2,11 @@ package kafkaserver
 
 import (
 	"fmt"
+	"net"
 	"testing"
+	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/logstore/logstore"
@@ -17,10 +20,33 @@ import (
 // 2.1, 2.8, 3.9 and its newest in the e2e tests; kcat's librdkafka); this
 // sweep covers the versions in between.
 func TestEveryAdvertisedVersion(t *testing.T) {
-	ts := startServer(t, logstore.Options{}, Config{})
+	ts := startServer(t, logstore.Options{}, Config{AuthFailureDelay: time.Millisecond})
 	ts.createTopic("t", 1)
 	c := ts.dial()
 	str := func(s string) *string { return &s }
+	// The SASL APIs are sent on connections of a SASL listener of the
+	// same server, one each: a handshake ends its connection's choices.
+	saslLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go ts.srv.ServeListener(saslLn, ListenerConfig{SASL: true})
+	saslDo := func(t *testing.T, v int16, req kmsg.Request) kmsg.Response {
+		sc := rawDial(t, saslLn.Addr().String())
+		if req.Key() == saslAuthenticateKey {
+			hs := kmsg.NewPtrSASLHandshakeRequest()
+			hs.Version, hs.Mechanism = 1, "PLAIN"
+			if resp := sc.do(hs).(*kmsg.SASLHandshakeResponse); resp.ErrorCode != 0 {
+				t.Fatalf("handshake: error %d", resp.ErrorCode)
+			}
+		}
+		req.SetVersion(v)
+		resp := sc.do(req)
+		if resp.GetVersion() != v {
+			t.Fatalf("answered at v%d", resp.GetVersion())
+		}
+		return resp
+	}
 	for _, a := range apis {
 		for v := a.min; v <= a.max; v++ {
 			t.Run(fmt.Sprintf("%s/v%d", a.name, v), func(t *testing.T) {
@@ -29,6 +55,21 @@ func TestEveryAdvertisedVersion(t *testing.T) {
 				var code func(kmsg.Response) int16
 				want := int16(0)
 				switch a.key {
+				case saslHandshakeKey:
+					r := kmsg.NewPtrSASLHandshakeRequest()
+					r.Mechanism = "PLAIN"
+					if resp := saslDo(t, v, r).(*kmsg.SASLHandshakeResponse); resp.ErrorCode != 0 || len(resp.SupportedMechanisms) != 3 {
+						t.Fatalf("error %d, mechanisms %v", resp.ErrorCode, resp.SupportedMechanisms)
+					}
+					return
+				case saslAuthenticateKey:
+					// No users: PLAIN's token is refused, with 58.
+					r := kmsg.NewPtrSASLAuthenticateRequest()
+					r.SASLAuthBytes = []byte("\x00alice\x00pencil")
+					if resp := saslDo(t, v, r).(*kmsg.SASLAuthenticateResponse); resp.ErrorCode != kerr.SaslAuthenticationFailed.Code || resp.ErrorMessage == nil {
+						t.Fatalf("error %d, message %v; want 58 with a message", resp.ErrorCode, resp.ErrorMessage)
+					}
+					return
 				case 0:
 					if v < 3 {
 						old := ts.dial()

@@ -52,6 +52,8 @@
 //	                                                        max connections or max connections per ip
 //	logstore_request_budget_waits_total          counter    request frames whose reading waited for the budget of
 //	                                                        request bytes in flight (queued max request bytes)
+//	logstore_sasl_authentications_total{mechanism,result}
+//	                                             counter    SASL authentications by mechanism and result (ok, failed)
 //
 // Transactions (from the transaction coordinator's events, package
 // txncoord, and read from it at each scrape):

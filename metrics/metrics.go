@@ -35,6 +35,7 @@ type Metrics struct {
 	sent                      prometheus.Counter
 	conns                     prometheus.Gauge
 	connsRefused, budgetWaits prometheus.Counter
+	sasl                      *prometheus.CounterVec
 
 	store   storeMetrics
 	groups  groupMetrics
@@ -127,9 +128,13 @@ func New(reg prometheus.Registerer) *Metrics {
 		Name: "logstore_request_budget_waits_total",
 		Help: "Request frames whose reading waited for the server's budget of request bytes in flight (queued max request bytes).",
 	})
+	m.sasl = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "logstore_sasl_authentications_total",
+		Help: "SASL authentications by mechanism and result (ok, failed).",
+	}, []string{"mechanism", "result"})
 	m.store.init()
 	m.groups.init()
-	reg.MustRegister(m.requests, m.latency, produce, m.received, m.sent, m.conns, m.connsRefused, m.budgetWaits, partitionCollector{m})
+	reg.MustRegister(m.requests, m.latency, produce, m.received, m.sent, m.conns, m.connsRefused, m.budgetWaits, m.sasl, partitionCollector{m})
 	m.store.register(reg)
 	m.groups.register(reg, m)
 	m.txn.register(reg)
@@ -275,6 +280,18 @@ func (m *Metrics) ConnectionOpened() {
 func (m *Metrics) ConnectionRefused() {
 	if m != nil {
 		m.connsRefused.Inc()
+	}
+}
+
+// SASLAuthentication counts an authentication of mechanism, ok or
+// failed.
+func (m *Metrics) SASLAuthentication(mechanism string, ok bool) {
+	if m != nil {
+		result := "failed"
+		if ok {
+			result = "ok"
+		}
+		m.sasl.WithLabelValues(mechanism, result).Inc()
 	}
 }
 

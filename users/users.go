@@ -408,25 +408,20 @@ func Remove(users []User, name string, mech Mechanism) ([]User, error) {
 	return nil, fmt.Errorf("user %q: %w", name, ErrNoUser)
 }
 
-// ScramServer returns the SCRAM server of mech over f: a user that does
-// not exist gets a salt and iteration count all the same (derived from
-// its name and a key of this process), so that it fails at its proof as
-// a wrong password does and the exchange does not tell which.
-func (f *File) ScramServer(mech Mechanism) (*scram.Server, error) {
-	return mech.hash().NewServer(func(name string) (scram.StoredCredentials, error) {
-		c, ok, _ := f.Lookup(name, mech)
-		if !ok {
-			m := hmac.New(mech.newHash(), f.fake)
-			m.Write([]byte(name))
-			c = Credential{Iterations: DefaultIterations, Salt: m.Sum(nil), StoredKey: make([]byte, m.Size()), ServerKey: make([]byte, m.Size())}
-			rand.Read(c.StoredKey)
-		}
-		return scram.StoredCredentials{
-			KeyFactors: scram.KeyFactors{Salt: string(c.Salt), Iters: c.Iterations},
-			StoredKey:  c.StoredKey,
-			ServerKey:  c.ServerKey,
-		}, nil
-	})
+// lookupOrFake returns name's credential for mech; for a user that
+// does not exist, one made up all the same (a salt derived from its name
+// and a key of this process, keys no password matches), so that the
+// exchange fails at its proof as a wrong password does and does not
+// tell which.
+func (f *File) lookupOrFake(name string, mech Mechanism) Credential {
+	if c, ok, _ := f.Lookup(name, mech); ok {
+		return c
+	}
+	m := hmac.New(mech.newHash(), f.fake)
+	m.Write([]byte(name))
+	c := Credential{Mechanism: mech, Iterations: DefaultIterations, Salt: m.Sum(nil), StoredKey: make([]byte, m.Size()), ServerKey: make([]byte, m.Size())}
+	rand.Read(c.StoredKey)
+	return c
 }
 
 // VerifyPlain says whether password is name's, by its SCRAM-SHA-256
@@ -445,8 +440,7 @@ func (f *File) VerifyPlain(name, password string) bool {
 	}
 	// A user that does not exist costs the same salting, so that the
 	// time taken does not tell it from a wrong password.
-	m := hmac.New(sha256.New, f.fake)
-	m.Write([]byte(name))
-	derive(ScramSHA256, password, m.Sum(nil), DefaultIterations)
+	fake := f.lookupOrFake(name, ScramSHA256)
+	derive(ScramSHA256, password, fake.Salt, fake.Iterations)
 	return false
 }

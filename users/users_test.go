@@ -2,9 +2,13 @@ package users
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/pbkdf2"
+	"encoding/base64"
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -21,39 +25,32 @@ func addUser(t *testing.T, f *File, name, password string, mech Mechanism) {
 	}
 }
 
-// scramLogin runs a whole SCRAM exchange of name and password against
-// f's server for mech; it returns the step the server refused at (0 if
-// none) and its error.
+// scramLogin runs a whole SCRAM exchange of name and password, the
+// scram package's client against f's server for mech; it returns the
+// step the server refused at (0 if none) and its error.
 func scramLogin(t *testing.T, f *File, mech Mechanism, name, password string) (int, error) {
 	t.Helper()
-	srv, err := f.ScramServer(mech)
-	if err != nil {
-		t.Fatal(err)
-	}
 	cl, err := mech.hash().NewClient(name, password, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cc, sc := cl.NewConversation(), srv.NewConversation()
+	cc, sc := cl.NewConversation(), f.NewScram(mech)
 	msg, err := cc.Step("")
 	for step := 1; ; step++ {
 		if err != nil {
 			t.Fatalf("client step %d: %v", step, err)
 		}
-		resp, serr := sc.Step(msg)
+		resp, serr := sc.Step([]byte(msg))
 		if serr != nil {
 			return step, serr
 		}
 		if sc.Done() {
-			if !sc.Valid() {
-				return step, errors.New("not valid")
-			}
-			if _, err := cc.Step(resp); err != nil {
+			if _, err := cc.Step(string(resp)); err != nil {
 				t.Fatalf("the client refuses the server's final message: %v", err)
 			}
 			return 0, nil
 		}
-		msg, err = cc.Step(resp)
+		msg, err = cc.Step(string(resp))
 	}
 }
 
@@ -207,6 +204,124 @@ func FuzzDecode(f *testing.F) {
 					t.Fatalf("decoded a credential that breaks the rules: %+v", c)
 				}
 			}
+		}
+	})
+}
+
+// librdkafkaFinal is the final message librdkafka before 2.6.1 sends:
+// its nonce the client nonce followed by the whole nonce, signed so.
+func librdkafkaFinal(t *testing.T, mech Mechanism, password, clientFirstBare, serverFirst, cnonce string) string {
+	t.Helper()
+	var nonce, salt64 string
+	var iters int
+	for _, a := range strings.Split(serverFirst, ",") {
+		switch {
+		case strings.HasPrefix(a, "r="):
+			nonce = a[2:]
+		case strings.HasPrefix(a, "s="):
+			salt64 = a[2:]
+		case strings.HasPrefix(a, "i="):
+			iters, _ = strconv.Atoi(a[2:])
+		}
+	}
+	salt, err := base64.StdEncoding.DecodeString(salt64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := mech.newHash()
+	salted, err := pbkdf2.Key(h, password, salt, iters, h().Size())
+	if err != nil {
+		t.Fatal(err)
+	}
+	mac := func(key []byte, s string) []byte {
+		m := hmac.New(h, key)
+		m.Write([]byte(s))
+		return m.Sum(nil)
+	}
+	clientKey := mac(salted, "Client Key")
+	sum := h()
+	sum.Write(clientKey)
+	withoutProof := "c=biws,r=" + cnonce + nonce
+	sig := mac(sum.Sum(nil), clientFirstBare+","+serverFirst+","+withoutProof)
+	for i := range clientKey {
+		clientKey[i] ^= sig[i]
+	}
+	return withoutProof + ",p=" + base64.StdEncoding.EncodeToString(clientKey)
+}
+
+// TestScramLibrdkafkaNonce: the final message of librdkafka before
+// 2.6.1 (its nonce doubled at the front) authenticates, as with Kafka
+// 3.8.1 to 3.9; a nonce without the server's part does not.
+func TestScramLibrdkafkaNonce(t *testing.T) {
+	f, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	addUser(t, f, "alice", "pencil", ScramSHA512)
+	const first = "n,,n=alice,r=rOprNGfwEbeRWgbNEkqO"
+	sc := f.NewScram(ScramSHA512)
+	serverFirst, err := sc.Step([]byte(first))
+	if err != nil {
+		t.Fatal(err)
+	}
+	final := librdkafkaFinal(t, ScramSHA512, "pencil", first[3:], string(serverFirst), "rOprNGfwEbeRWgbNEkqO")
+	if _, err := sc.Step([]byte(final)); err != nil || !sc.Done() {
+		t.Fatalf("librdkafka's final message: %v", err)
+	}
+	sc = f.NewScram(ScramSHA512)
+	if _, err := sc.Step([]byte(first)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sc.Step([]byte("c=biws,r=rOprNGfwEbeRWgbNEkqO,p=" + base64.StdEncoding.EncodeToString(make([]byte, 64)))); !errors.Is(err, ErrScram) {
+		t.Errorf("a final nonce without the server's part: %v, want ErrScram", err)
+	}
+}
+
+// TestScramMessagesRefused: first messages that break RFC 5802 are
+// refused with ErrScram.
+func TestScramMessagesRefused(t *testing.T) {
+	f, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, msg := range []string{
+		"", "p=tls-unique,,n=a,r=x", "n,,", "n,,r=x,n=a", "n,,n=a", "n,,n=a,r=", "n,a=bob,n=alice,r=x", "n,,n=a=2Xb,r=x",
+		strings.Repeat("x", maxScramMessage+1),
+	} {
+		if _, err := f.NewScram(ScramSHA256).Step([]byte(msg)); !errors.Is(err, ErrScram) {
+			t.Errorf("%.40q: %v, want ErrScram", msg, err)
+		}
+	}
+	if name, err := unescapeName("a=2Cb=3Dc"); err != nil || name != "a,b=c" {
+		t.Errorf("unescapeName: %q, %v", name, err)
+	}
+}
+
+// FuzzScram: any two messages are answered or refused, never a panic,
+// and do not prove a password no input holds.
+func FuzzScram(f *testing.F) {
+	f.Add([]byte("n,,n=alice,r=abc"), []byte("c=biws,r=abcdef,p=AAAA"))
+	f.Add([]byte("y,a=alice,n=alice,r=x"), []byte(""))
+	dir := f.TempDir()
+	uf, err := Open(dir)
+	if err != nil {
+		f.Fatal(err)
+	}
+	c, err := NewCredential(ScramSHA256, "a password no fuzzer guesses", MinIterations)
+	if err != nil {
+		f.Fatal(err)
+	}
+	if err := uf.Update(context.Background(), func(us []User) ([]User, error) { return Set(us, "alice", c), nil }); err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, first, final []byte) {
+		sc := uf.NewScram(ScramSHA256)
+		if _, err := sc.Step(first); err != nil {
+			return
+		}
+		sc.Step(final)
+		if sc.Done() {
+			t.Fatalf("proved with %q, %q", first, final)
 		}
 	})
 }

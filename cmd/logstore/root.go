@@ -74,6 +74,7 @@ Kafka v2 record batches, byte for byte. This command works on those files.`,
 	root.AddCommand(newAbortCommand())
 	root.AddCommand(newGroupsCommand())
 	root.AddCommand(newTopicsCommand())
+	root.AddCommand(newUsersCommand())
 	root.AddCommand(newReadCommand())
 	root.AddCommand(newCheckCommand())
 	root.AddCommand(newExportCommand())

@@ -25,6 +25,7 @@ import (
 	"github.com/logstore/logstore/kafkaserver"
 	"github.com/logstore/logstore/metrics"
 	"github.com/logstore/logstore/segment"
+	"github.com/logstore/logstore/users"
 )
 
 // serveShutdownTimeout bounds how long a signal's clean stop waits for
@@ -46,6 +47,7 @@ type serveOptions struct {
 	sslClientAuth     string
 	sslReload         time.Duration
 	allowUnauthed     bool
+	saslMechanisms    []string
 	metricsListen     string
 	sync              string
 	syncInterval      time.Duration
@@ -106,17 +108,20 @@ never shows a batch before that. It prints one line when it is ready.
 
 It listens on --listen (127.0.0.1:9092), or on each --listener
 NAME://HOST:PORT as Kafka's listeners names them, with the security
-protocol of its name (PLAINTEXT or SSL; --listener-security-protocol-map
-maps other names, as listener.security.protocol.map does) and the address
-of its --advertised-listener in Metadata. An SSL listener serves TLS 1.2 or
-later with --ssl-cert-file and --ssl-key-file, and with --ssl-client-auth
-requested or required verifies client certificates against --ssl-ca-file;
+protocol of its name (PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL;
+--listener-security-protocol-map maps other names, as
+listener.security.protocol.map does) and the address of its
+--advertised-listener in Metadata. SSL and SASL_SSL listeners serve TLS 1.2
+or later with --ssl-cert-file and --ssl-key-file, and with --ssl-client-auth
+requested or required verify client certificates against --ssl-ca-file;
 the files are read again on SIGHUP and when they change, for new
-connections. SASL is not supported yet. A listener on an address other
-than loopback that does not authenticate its clients (PLAINTEXT, or SSL
-without --ssl-client-auth required) lets anyone who reaches it read and
-write every topic: serve refuses to start with one unless
---allow-unauthenticated says it is meant.
+connections. SASL_PLAINTEXT and SASL_SSL listeners authenticate each client
+(SCRAM-SHA-256, SCRAM-SHA-512 or PLAIN, --sasl-enabled-mechanisms) as a user
+of DIR/users.json (see logstore users) before it may send anything else. A
+listener on an address other than loopback that does not authenticate its
+clients (PLAINTEXT, or SSL without --ssl-client-auth required) lets anyone
+who reaches it read and write every topic: serve refuses to start with one
+unless --allow-unauthenticated says it is meant.
 
 With --metrics-listen it also serves Prometheus metrics over HTTP at
 /metrics (requests, produce outcomes, fsyncs, rolls, snapshots, recovery,
@@ -148,7 +153,8 @@ clean shutdown mark) and exits 0. A second signal exits at once.`,
 	addDirFlag(f, &opts.dir)
 	f.StringVar(&opts.listen, "listen", opts.listen, "`HOST:PORT` to listen on for Kafka clients")
 	f.StringVar(&opts.advertise, "advertise", "", "`HOST:PORT` clients are told to dial in Metadata (default: the address they connected to)")
-	f.StringArrayVar(&opts.listeners, "listener", nil, "a listener as `NAME://HOST:PORT` (Kafka's listeners; repeat for more): PLAINTEXT or SSL, or a name of --listener-security-protocol-map; instead of --listen")
+	f.StringArrayVar(&opts.listeners, "listener", nil, "a listener as `NAME://HOST:PORT` (Kafka's listeners; repeat for more): PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL, or a name of --listener-security-protocol-map; instead of --listen")
+	f.StringSliceVar(&opts.saslMechanisms, "sasl-enabled-mechanisms", kafkaserver.DefaultSASLMechanisms, "the SASL mechanisms SASL listeners offer (Kafka's sasl.enabled.mechanisms)")
 	f.StringArrayVar(&opts.advertised, "advertised-listener", nil, "`NAME://HOST:PORT` the clients of listener NAME are told to dial (Kafka's advertised.listeners; default: the address they connected to)")
 	f.StringVar(&opts.protocolMap, "listener-security-protocol-map", "", "`NAME:PROTOCOL,...` security protocols of listener names other than PLAINTEXT and SSL")
 	f.StringVar(&opts.ssl.CertFile, "ssl-cert-file", "", "PEM `FILE` of the SSL listeners' certificate chain, leaf first")
@@ -244,12 +250,7 @@ func (o *serveOptions) completeListeners(cmd *cobra.Command) error {
 	}
 	hasSSL := false
 	for _, l := range o.specs {
-		switch l.protocol {
-		case protoSASLPlaintext, protoSASLSSL:
-			return fmt.Errorf("--listener %s: %s is not supported yet (SASL is to come); use PLAINTEXT or SSL", l, l.protocol)
-		case protoSSL:
-			hasSSL = true
-		}
+		hasSSL = hasSSL || l.protocol == protoSSL || l.protocol == protoSASLSSL
 	}
 	var err error
 	if o.ssl.ClientAuth, err = tlsconf.ParseClientAuth(o.sslClientAuth); err != nil {
@@ -277,7 +278,13 @@ func (o *serveOptions) completeListeners(cmd *cobra.Command) error {
 
 // authenticates says whether l knows who its clients are.
 func (o *serveOptions) authenticates(l listenerSpec) bool {
-	return l.protocol == protoSSL && o.ssl.ClientAuth == tlsconf.ClientAuthRequired
+	switch l.protocol {
+	case protoSASLPlaintext, protoSASLSSL:
+		return true
+	case protoSSL:
+		return o.ssl.ClientAuth == tlsconf.ClientAuthRequired
+	}
+	return false
 }
 
 // mayServe refuses l on ip (nil: every interface) when it would serve
@@ -291,7 +298,7 @@ func (o *serveOptions) mayServe(l listenerSpec, ip net.IP) error {
 	if ip != nil && !ip.IsUnspecified() {
 		at = ip.String()
 	}
-	return fmt.Errorf("listener %s: %w: %s on %s lets anyone who reaches it read and write every topic; use an SSL listener with --ssl-client-auth required, or pass --allow-unauthenticated if that is meant", l, errUnauthenticated, l.protocol, at)
+	return fmt.Errorf("listener %s: %w: %s on %s lets anyone who reaches it read and write every topic; use a SASL_SSL or SASL_PLAINTEXT listener (users from logstore users add), an SSL listener with --ssl-client-auth required, or pass --allow-unauthenticated if that is meant", l, errUnauthenticated, l.protocol, at)
 }
 
 // errUnauthenticated is the error of a listener refused by mayServe.
@@ -326,7 +333,7 @@ func (o *serveOptions) bindListeners(tlsSrv *tlsconf.Server) (lns []net.Listener
 			ln.Close()
 			return lns, err
 		}
-		if l.protocol == protoSSL {
+		if l.protocol == protoSSL || l.protocol == protoSASLSSL {
 			ln = tls.NewListener(ln, tlsSrv.Config())
 		}
 		lns = append(lns, ln)
@@ -388,6 +395,10 @@ func runServe(ctx context.Context, o *serveOptions, stdout, stderr io.Writer) (e
 			err = errors.Join(err, fmt.Errorf("closing the store: %w", cerr))
 		}
 	}()
+	userFile, err := users.Open(store.Dir())
+	if err != nil {
+		return errors.Join(err, closeListeners())
+	}
 	srv, err := kafkaserver.New(store, kafkaserver.Config{
 		Advertise:             o.advertise,
 		MaxRequestBytes:       o.maxRequestBytes,
@@ -395,6 +406,8 @@ func runServe(ctx context.Context, o *serveOptions, stdout, stderr io.Writer) (e
 		// 0 means none here, and the default in the Config.
 		MaxConnections:            cmp.Or(o.maxConns, -1),
 		MaxConnectionsPerIP:       o.maxConnsPerIP,
+		Users:                     userFile,
+		SASLMechanisms:            o.saslMechanisms,
 		AutoCreateTopics:          o.autoCreate,
 		DefaultPartitions:         o.defaultPartitions,
 		Logger:                    logger,
@@ -434,7 +447,9 @@ func runServe(ctx context.Context, o *serveOptions, stdout, stderr io.Writer) (e
 	served := make(chan error, len(lns))
 	var at []string
 	for i, ln := range lns {
-		go func() { served <- srv.ServeListener(ln, o.specs[i].advertise) }()
+		l := o.specs[i]
+		lc := kafkaserver.ListenerConfig{Advertise: l.advertise, SASL: l.protocol == protoSASLPlaintext || l.protocol == protoSASLSSL}
+		go func() { served <- srv.ServeListener(ln, lc) }()
 		if len(o.listeners) == 0 {
 			at = append(at, ln.Addr().String())
 		} else {

@@ -325,7 +325,7 @@ func TestServeListenerFlagsRefused(t *testing.T) {
 		{[]string{"--listen", "192.0.2.1:0"}, "PLAINTEXT on 192.0.2.1"},
 		{append([]string{"--listener", "SSL://0.0.0.0:0"}, ssl...), "SSL on every interface"},
 		{append([]string{"--listener", "SSL://[::]:0", "--ssl-ca-file", ca.File, "--ssl-client-auth", "requested"}, ssl...), "SSL on every interface"},
-		{[]string{"--listener", "SASL_SSL://127.0.0.1:0"}, "SASL_SSL is not supported yet"},
+		{[]string{"--listener", "SASL_SSL://127.0.0.1:0"}, "needs --ssl-cert-file and --ssl-key-file"},
 		{[]string{"--listener", "SSL://127.0.0.1:0"}, "needs --ssl-cert-file and --ssl-key-file"},
 		{append([]string{"--listener", "SSL://127.0.0.1:0", "--ssl-client-auth", "required"}, ssl...), "needs --ssl-ca-file"},
 		{append([]string{"--listen", "127.0.0.1:0"}, ssl...), "no SSL listener"},
