@@ -46,6 +46,10 @@ func TestAlterTopicConfigs(t *testing.T) {
 	if _, err := p.Append(batch(-1, value)); err != nil {
 		t.Fatal(err)
 	}
+	// The new segment gets its .log name in the roll's background flush.
+	if err := p.Flushed(); err != nil {
+		t.Fatal(err)
+	}
 	if n := logCount(t, filepath.Join(e.dir, "t-0")); n != 2 {
 		t.Fatalf("%d segments after segment.bytes 1 MiB, want 2", n)
 	}

@@ -329,6 +329,11 @@ func TestConfigsApplied(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			// A roll's new segment gets its .log name in the
+			// background flush.
+			if err := p.Flushed(); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	write(e)
