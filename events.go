@@ -36,6 +36,10 @@ type Events struct {
 	// partition (recovering its log and rebuilding its producer state),
 	// or failed to.
 	PartitionOpen func(OpenEvent)
+	// PartitionEvict is called when a partition was closed to keep
+	// Options.MaxOpenPartitions, with the close's error (nil: a clean
+	// close).
+	PartitionEvict func(id PartitionID, err error)
 }
 
 // SyncEvent is one fsync of a partition's log (Events.Sync).
@@ -112,6 +116,12 @@ func (e *Events) partitionOpened(id PartitionID, began time.Time, p *Partition, 
 		ev.Recovery, ev.Startup = p.recovery, p.startup
 	}
 	e.PartitionOpen(ev)
+}
+
+func (e *Events) partitionEvicted(id PartitionID, err error) {
+	if e != nil && e.PartitionEvict != nil {
+		e.PartitionEvict(id, err)
+	}
 }
 
 // syncHook is the log's segment.Config.OnSync: nil when nobody listens,

@@ -46,6 +46,17 @@
 // then. Expiry never looks at record timestamps, which are the client's
 // data.
 //
+// Partitions open on first use and stay open, unless
+// Options.MaxOpenPartitions bounds them (a store of more partitions than
+// the process has file descriptors for): opening one more then closes
+// the least recently used one idle for Options.EvictIdle and watched by
+// no DurableWatcher, cleanly (so its next open is a clean one: no scan,
+// the snapshot at its end loaded), and a *Partition taken before answers
+// ErrClosed; with every open partition in use, Partition answers
+// ErrTooManyOpenPartitions. A client's retry of a batch it sent to a
+// partition closed so is answered as any retry: a duplicate of the first
+// copy, whose window the close's snapshot kept.
+//
 // Topic names follow Kafka's rules. Every name is checked before any file
 // is touched, so no name reaches outside DIR.
 //
@@ -203,6 +214,12 @@ var (
 
 	// ErrClosed: the Store or Partition was closed.
 	ErrClosed = errors.New("closed")
+
+	// ErrTooManyOpenPartitions: Partition would open one more partition
+	// than Options.MaxOpenPartitions, and every open one is in use (it
+	// was looked up within EvictIdle, or a DurableWatcher watches it).
+	// It passes: try again once some go idle.
+	ErrTooManyOpenPartitions = errors.New("too many open partitions")
 
 	// ErrOutOfOrder: the producer check refused the batch: its sequence
 	// is not the next one the producer's state expects (or a new epoch

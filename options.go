@@ -172,6 +172,22 @@ type Options struct {
 	// one.
 	MaxRecordsBytes int
 
+	// MaxOpenPartitions bounds the partitions open at once (each holds
+	// its active segment's three files, its snapshot db and its
+	// directory's handles: some 7 file descriptors), so that a store of
+	// more partitions than the process's descriptors allow serves them
+	// all: opening one more closes the least recently used one that has
+	// not been looked up for EvictIdle and that no DurableWatcher
+	// watches, cleanly (fsynced, with a snapshot and the clean mark, so
+	// that reopening it is quick). When every open partition is in use,
+	// Partition fails with ErrTooManyOpenPartitions, which passes as
+	// they go idle. 0 is no bound.
+	MaxOpenPartitions int
+	// EvictIdle is how long since its last lookup a partition must have
+	// been idle to be closed for MaxOpenPartitions; 0 is
+	// DefaultEvictIdle.
+	EvictIdle time.Duration
+
 	// Events, when set, are hooks through which the store reports its
 	// fsyncs, segment rolls, snapshot saves and partition opens (for
 	// metrics: see Events, and package metrics). Nil reports nothing.

@@ -273,6 +273,13 @@ func (s *durableSignal) notify() {
 	}
 }
 
+// watched says whether a DurableWatcher watches the partition.
+func (s *durableSignal) watched() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.watches != nil
+}
+
 // add links d in; d is not linked.
 func (s *durableSignal) add(d *durableWatch) {
 	s.mu.Lock()

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/logstore/logstore/internal/fileutil"
@@ -127,7 +128,16 @@ type partEntry struct {
 	ready chan struct{}
 	p     *Partition
 	err   error
+	// used is when it was last looked up (Store.now, UnixNano), which
+	// MaxOpenPartitions's eviction goes by; evicted, set under Store.mu,
+	// is closed once an eviction's close of p is done (the entry is
+	// gone then, and a lookup opens the partition anew).
+	used    atomic.Int64
+	evicted chan struct{}
 }
+
+// DefaultEvictIdle is Options.EvictIdle when it is 0.
+const DefaultEvictIdle = 2 * time.Second
 
 // Open opens the store in dir, creating the directory if needed, and
 // takes its lock. It waits up to opts.LockTimeout while another Store
@@ -247,23 +257,46 @@ func (s *Store) partition(topic string, partition int32, create bool) (*Partitio
 	if err := id.Validate(); err != nil {
 		return nil, fmt.Errorf("logstore: open partition (topic %q, partition %d) in store %s: %w", topic, partition, s.dir, err)
 	}
-	s.mu.Lock()
-	if s.closed {
+	var e *partEntry
+	for e == nil {
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			return nil, fmt.Errorf("logstore: open partition %s in store %s: %w", id, s.dir, ErrClosed)
+		}
+		if s.deleting[topic] {
+			s.mu.Unlock()
+			return nil, fmt.Errorf("logstore: open partition %s in store %s: %w", id, s.dir, ErrTopicDeleting)
+		}
+		if old, ok := s.parts[id]; ok {
+			if ev := old.evicted; ev != nil {
+				// Being closed for the bound: open it anew after.
+				s.mu.Unlock()
+				<-ev
+				continue
+			}
+			s.mu.Unlock()
+			<-old.ready
+			old.used.Store(s.clock().UnixNano())
+			return old.p, old.err
+		}
+		if m := s.opts.MaxOpenPartitions; m > 0 && len(s.parts) >= m {
+			victim := s.coldestLocked()
+			if victim == nil {
+				open := len(s.parts)
+				s.mu.Unlock()
+				return nil, fmt.Errorf("logstore: open partition %s in store %s: %d open, every one in use: %w", id, s.dir, open, ErrTooManyOpenPartitions)
+			}
+			victim.evicted = make(chan struct{})
+			s.mu.Unlock()
+			s.evict(victim)
+			continue
+		}
+		e = &partEntry{ready: make(chan struct{})}
+		e.used.Store(s.clock().UnixNano())
+		s.parts[id] = e
 		s.mu.Unlock()
-		return nil, fmt.Errorf("logstore: open partition %s in store %s: %w", id, s.dir, ErrClosed)
 	}
-	if s.deleting[topic] {
-		s.mu.Unlock()
-		return nil, fmt.Errorf("logstore: open partition %s in store %s: %w", id, s.dir, ErrTopicDeleting)
-	}
-	if e, ok := s.parts[id]; ok {
-		s.mu.Unlock()
-		<-e.ready
-		return e.p, e.err
-	}
-	e := &partEntry{ready: make(chan struct{})}
-	s.parts[id] = e
-	s.mu.Unlock()
 
 	began := time.Now()
 	p, err := s.openPartition(id, create)
@@ -315,6 +348,62 @@ func (s *Store) createPartitionDir(pdir string) error {
 		return err
 	}
 	return s.fs.SyncDir(s.dir)
+}
+
+// LetIdle says that p, looked up for a glance (a scan of every
+// partition, as the transaction coordinator's at its open), will not be
+// used again soon: under MaxOpenPartitions it may be closed first,
+// whatever EvictIdle says.
+func (s *Store) LetIdle(p *Partition) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e, ok := s.parts[p.id]; ok && e.p == p {
+		e.used.Store(0)
+	}
+}
+
+// clock is the store's clock: Options' now, or time.Now.
+func (s *Store) clock() time.Time {
+	if s.opts.now != nil {
+		return s.opts.now()
+	}
+	return time.Now()
+}
+
+// coldestLocked is the open partition looked up longest ago, if that is
+// more than EvictIdle ago and no DurableWatcher watches it (a long-poll
+// fetch); nil when there is none. s.mu is held.
+func (s *Store) coldestLocked() *partEntry {
+	idle := cmp.Or(s.opts.EvictIdle, DefaultEvictIdle)
+	before := s.clock().Add(-idle).UnixNano()
+	var coldest *partEntry
+	for _, e := range s.parts {
+		select {
+		case <-e.ready:
+		default:
+			continue // being opened
+		}
+		if e.p == nil || e.evicted != nil || e.used.Load() > before || e.p.durableSig.watched() {
+			continue
+		}
+		if coldest == nil || e.used.Load() < coldest.used.Load() {
+			coldest = e
+		}
+	}
+	return coldest
+}
+
+// evict closes e's partition for MaxOpenPartitions (Close forgets it),
+// then lets the lookups waiting for it go on.
+func (s *Store) evict(e *partEntry) {
+	err := e.p.Close()
+	s.mu.Lock()
+	if cur, ok := s.parts[e.p.id]; ok && cur == e {
+		delete(s.parts, e.p.id) // a close that failed forgets it too
+	}
+	s.mu.Unlock()
+	close(e.evicted)
+	s.opts.Events.partitionEvicted(e.p.id, err)
 }
 
 // forget drops p from the cache, if it is still the cached partition.

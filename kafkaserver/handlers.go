@@ -205,6 +205,11 @@ func (s *Server) failureCode(op string, id logstore.PartitionID, err error) int1
 	if gone := s.topicGone(id, err); gone != errNone {
 		return gone
 	}
+	if errors.Is(err, logstore.ErrTooManyOpenPartitions) {
+		// It passes as partitions go idle; clients retry on 56.
+		s.log.Warn("kafka "+op+": too many partitions open and in use; raise the file descriptor limit or --max-open-partitions", "partition", id.String())
+		return kerr.KafkaStorageError.Code
+	}
 	if errors.Is(err, segment.ErrPoisoned) {
 		s.log.Error("kafka "+op+": partition failed", "partition", id.String(), "err", err.Error())
 	} else {

@@ -85,6 +85,8 @@
 //	logstore_partition_opens_total{recovery}     counter    partition opens by how the log was found: "clean" (the last
 //	                                                        close was clean), "recovered" (scanned after a crash),
 //	                                                        "failed"
+//	logstore_partition_evictions_total           counter    partitions closed, idle, to keep the bound of open
+//	                                                        partitions (logstore.Options.MaxOpenPartitions)
 //	logstore_recovery_scanned_batches_total      counter    batches the recovery scans after a crash found valid
 //	logstore_recovery_scanned_bytes_total        counter    their bytes
 //	logstore_recovery_truncated_bytes_total      counter    bytes those scans cut off a torn tail (kept beside the

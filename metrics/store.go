@@ -28,6 +28,7 @@ type storeMetrics struct {
 	replayed        prometheus.Counter
 	snapsLoaded     prometheus.Counter
 	snapsSkipped    prometheus.Counter
+	evictions       prometheus.Counter
 }
 
 func (s *storeMetrics) init() {
@@ -58,12 +59,13 @@ func (s *storeMetrics) init() {
 	s.replayed = counter("logstore_recovery_replayed_batches_total", "Batches replayed into the producer state at open, after the snapshot loaded.")
 	s.snapsLoaded = counter("logstore_recovery_snapshots_loaded_total", "Partition opens that loaded a producer-state snapshot.")
 	s.snapsSkipped = counter("logstore_recovery_snapshots_skipped_total", "Corrupt producer-state snapshots skipped at open.")
+	s.evictions = counter("logstore_partition_evictions_total", "Partitions closed, idle, to keep the bound of open partitions (max open partitions).")
 }
 
 func (s *storeMetrics) register(reg prometheus.Registerer) {
 	reg.MustRegister(s.fsyncSeconds, s.fsyncBatches, s.fsyncBytes, s.fsyncErrors, s.rolls,
 		s.snapshotSeconds, s.snapshotErrors, s.openSeconds, s.opens,
-		s.scannedBatches, s.scannedBytes, s.truncatedBytes, s.replayed, s.snapsLoaded, s.snapsSkipped)
+		s.scannedBatches, s.scannedBytes, s.truncatedBytes, s.replayed, s.snapsLoaded, s.snapsSkipped, s.evictions)
 }
 
 // StoreEvents returns the hooks to set as logstore.Options.Events, which
@@ -91,7 +93,8 @@ func (m *Metrics) StoreEvents() *logstore.Events {
 			}
 			s.snapshotSeconds.Observe(e.Duration.Seconds())
 		},
-		PartitionOpen: s.opened,
+		PartitionOpen:  s.opened,
+		PartitionEvict: func(logstore.PartitionID, error) { s.evictions.Inc() },
 	}
 }
 

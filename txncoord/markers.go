@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/logstore/logstore"
 )
@@ -121,6 +122,11 @@ func (m storeMarkers) TxnFirstOffsets(tps []TopicPartition, producerID int64) ([
 	return firsts, nil
 }
 
+// scanOpenTimeout bounds how long OpenTransactions waits for a
+// partition it cannot open while the store's bound of open partitions
+// is all in use.
+const scanOpenTimeout = time.Minute
+
 // openWorkers bounds the partitions OpenTransactions opens at once:
 // opening one is mostly waiting for its files (and its fsyncs), which
 // overlap.
@@ -157,12 +163,21 @@ func (m storeMarkers) OpenTransactions() ([]OpenTransaction, error) {
 // transactions; none for a partition whose directory is gone.
 func (m storeMarkers) partitionOpenTransactions(id logstore.PartitionID) ([]OpenTransaction, error) {
 	p, err := m.s.ExistingPartition(id.Topic, id.Partition)
+	// Every open partition in use (the other workers' opens among
+	// them): the scan waits for one to go idle.
+	for wait, deadline := time.Millisecond, time.Now().Add(scanOpenTimeout); errors.Is(err, logstore.ErrTooManyOpenPartitions) && time.Now().Before(deadline); wait = min(2*wait, 100*time.Millisecond) {
+		time.Sleep(wait)
+		p, err = m.s.ExistingPartition(id.Topic, id.Partition)
+	}
 	if errors.Is(err, logstore.ErrNoPartition) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
+	// A glance at each partition of the store: the first to close when
+	// the store bounds its open partitions.
+	defer m.s.LetIdle(p)
 	var out []OpenTransaction
 	tp := TopicPartition{Topic: id.Topic, Partition: id.Partition}
 	for pid, first := range p.OpenTransactions() {

@@ -139,3 +139,44 @@ func TestStoreMarkersDueAndOpen(t *testing.T) {
 		t.Fatalf("%d partitions open", len(open))
 	}
 }
+
+// TestOpenTransactionsBeyondOpenBound: the scan of every partition's
+// open transactions works in a store that keeps fewer partitions open
+// than it holds (each partition is let idle once looked at), and finds
+// the open transaction among them.
+func TestOpenTransactionsBeyondOpenBound(t *testing.T) {
+	dir := t.TempDir()
+	s, err := logstore.Open(dir, logstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 40 {
+		p, err := s.Partition("many", int32(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 33 {
+			if _, err := p.Append(txnBatch(9, 0, 0, 2)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err = logstore.Open(dir, logstore.Options{MaxOpenPartitions: 4, EvictIdle: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	open, err := txncoord.StoreMarkers(s).OpenTransactions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(open) != 1 || open[0].TP != (txncoord.TopicPartition{Topic: "many", Partition: 33}) || open[0].ProducerID != 9 {
+		t.Fatalf("open transactions %+v, want producer 9's on many-33", open)
+	}
+	if n := len(s.OpenPartitions()); n > 4 {
+		t.Errorf("%d partitions open after the scan, the bound is 4", n)
+	}
+}

@@ -59,6 +59,7 @@ type serveOptions struct {
 	queuedMaxBytes    int64
 	maxConns          int
 	maxConnsPerIP     int
+	maxOpenParts      int
 	txnMaxTimeout     time.Duration
 	txnIDExpiration   time.Duration
 	logFormat         string
@@ -85,6 +86,7 @@ func newServeCommand() *cobra.Command {
 		maxRequestBytes:   kafkaserver.DefaultMaxRequestBytes,
 		queuedMaxBytes:    kafkaserver.DefaultQueuedMaxRequestBytes,
 		maxConns:          kafkaserver.DefaultMaxConnections,
+		maxOpenParts:      defaultMaxOpenPartitions(descriptorLimit()),
 		txnMaxTimeout:     kafkaserver.DefaultTransactionMaxTimeout,
 		txnIDExpiration:   kafkaserver.DefaultTransactionalIDExpiration,
 		logFormat:         "text",
@@ -174,6 +176,7 @@ clean shutdown mark) and exits 0. A second signal exits at once.`,
 	f.Int64Var(&opts.queuedMaxBytes, "queued-max-request-bytes", opts.queuedMaxBytes, "the request memory of all connections together, each frame charged for what decoding it may cost (Kafka's queued.max.request.bytes); readers wait while it is spent")
 	f.IntVar(&opts.maxConns, "max-connections", opts.maxConns, "client connections open at once; one more is closed when accepted (max.connections); 0 for no limit")
 	f.IntVar(&opts.maxConnsPerIP, "max-connections-per-ip", 0, "client connections open at once from one address (max.connections.per.ip); 0 for no limit")
+	f.IntVar(&opts.maxOpenParts, "max-open-partitions", opts.maxOpenParts, "partitions open at once; opening one more closes the least recently used idle one (the default leaves a quarter of the file descriptor limit to connections; 0 for no limit)")
 	f.DurationVar(&opts.txnMaxTimeout, "transaction-max-timeout", opts.txnMaxTimeout, "the longest transaction timeout a transactional producer may ask for (Kafka's transaction.max.timeout.ms)")
 	f.DurationVar(&opts.txnIDExpiration, "transactional-id-expiration", opts.txnIDExpiration, "how long a transactional id may stay idle (no transaction open) before the coordinator forgets it; it comes back with a new producer id (Kafka's transactional.id.expiration.ms)")
 	f.StringVar(&opts.logFormat, "log-format", opts.logFormat, "log lines on stderr as text or json")
@@ -202,6 +205,10 @@ func (o *serveOptions) complete(cmd *cobra.Command) error {
 	if o.queuedMaxBytes < 1<<20 {
 		return fmt.Errorf("--queued-max-request-bytes %d: must be 1 MiB (1048576) or more", o.queuedMaxBytes)
 	}
+	if o.maxOpenParts < 0 {
+		return fmt.Errorf("--max-open-partitions %d: must be 0 (no limit) or more", o.maxOpenParts)
+	}
+	o.storeOpts.MaxOpenPartitions = o.maxOpenParts
 	if o.maxConns < 0 || o.maxConnsPerIP < 0 {
 		return fmt.Errorf("--max-connections %d, --max-connections-per-ip %d: must be 0 (no limit) or more", o.maxConns, o.maxConnsPerIP)
 	}
@@ -225,6 +232,22 @@ func (o *serveOptions) complete(cmd *cobra.Command) error {
 		}
 	}
 	return o.completeListeners(cmd)
+}
+
+// fdsPerPartition is about how many file descriptors an open partition
+// holds: its active segment's log, index and time index, its snapshot
+// db, and those of a segment being read or sealed.
+const fdsPerPartition = 8
+
+// defaultMaxOpenPartitions is --max-open-partitions's default for a
+// descriptor limit of limit (0: unknown, no bound): three quarters of it,
+// less a few for the store's own files, over fdsPerPartition, and 16 at
+// least.
+func defaultMaxOpenPartitions(limit int) int {
+	if limit <= 0 {
+		return 0
+	}
+	return max((limit-limit/4-64)/fdsPerPartition, 16)
 }
 
 // defaultSSLReload is --ssl-reload-interval's default.

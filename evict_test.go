@@ -1,0 +1,227 @@
+package logstore_test
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/logstore/logstore"
+)
+
+// TestMaxOpenPartitionsEvicts: with 3 partitions open at most, 12
+// partitions of idempotent producers appended to in turn all take
+// their batches, never more than 3 open at once; a retry of a batch of
+// an evicted partition is a DUPLICATE with the first copy's offsets
+// (the window came back from the close's snapshot), and a reopened
+// store has every record.
+func TestMaxOpenPartitionsEvicts(t *testing.T) {
+	dir := t.TempDir()
+	var evictions atomic.Int64
+	opts := logstore.Options{Sync: logstore.SyncNever, MaxOpenPartitions: 3, EvictIdle: time.Nanosecond,
+		Events: &logstore.Events{PartitionEvict: func(id logstore.PartitionID, err error) {
+			if err != nil {
+				t.Errorf("evicting %s: %v", id, err)
+			}
+			evictions.Add(1)
+		}}}
+	s, err := logstore.Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const parts, batches = 12, 4
+	first := map[int]logstore.AppendResult{}
+	for seq := range batches {
+		for i := range parts {
+			p, err := s.Partition("evict", int32(i))
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := p.Append(concBatch(int64(100+i), int32(seq), 1))
+			if err != nil || res.Duplicate {
+				t.Fatalf("partition %d batch %d: %+v %v", i, seq, res, err)
+			}
+			if seq == batches-1 {
+				first[i] = res
+			}
+			if n := len(s.OpenPartitions()); n > 3 {
+				t.Fatalf("%d partitions open, the bound is 3", n)
+			}
+		}
+	}
+	if evictions.Load() == 0 {
+		t.Fatal("no partition was evicted")
+	}
+	p, err := s.Partition("evict", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := p.Append(concBatch(100, batches-1, 1))
+	if err != nil || !res.Duplicate || res != (logstore.AppendResult{BaseOffset: first[0].BaseOffset, LastOffset: first[0].LastOffset, Duplicate: true}) {
+		t.Fatalf("the retry after an eviction: %+v %v, want a DUPLICATE of %+v", res, err, first[0])
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err = logstore.Open(dir, logstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for i := range parts {
+		p, err := s.Partition("evict", int32(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.EndOffset(); got != batches {
+			t.Errorf("partition %d: end offset %d, want %d", i, got, batches)
+		}
+		if rec := p.Recovery(); !rec.Clean {
+			t.Errorf("partition %d was not closed cleanly by its eviction: %+v", i, rec)
+		}
+	}
+}
+
+// TestTooManyOpenPartitions: when every open partition was looked up
+// within EvictIdle, or a DurableWatcher watches it, one more is refused
+// with ErrTooManyOpenPartitions, and opens once one is idle.
+func TestTooManyOpenPartitions(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	var mu sync.Mutex
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+	s, err := logstore.Open(t.TempDir(), logstore.Options{MaxOpenPartitions: 2, EvictIdle: time.Minute}.WithClock(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	a, err := s.Partition("t", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Partition("t", 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Partition("t", 2); !errors.Is(err, logstore.ErrTooManyOpenPartitions) {
+		t.Fatalf("a third partition within the idle time: %v, want ErrTooManyOpenPartitions", err)
+	}
+	w := logstore.NewDurableWatcher(1)
+	w.Watch(0, a)
+	defer w.Stop()
+	advance(2 * time.Minute)
+	if _, err := s.Partition("t", 2); err != nil {
+		t.Fatalf("with t-1 idle: %v", err)
+	}
+	if _, err := s.Partition("t", 3); !errors.Is(err, logstore.ErrTooManyOpenPartitions) {
+		t.Fatalf("with t-0 watched and t-2 just opened: %v, want ErrTooManyOpenPartitions", err)
+	}
+	w.Unwatch(0)
+	advance(2 * time.Minute)
+	if _, err := s.Partition("t", 3); err != nil {
+		t.Fatalf("with t-0 no longer watched: %v", err)
+	}
+	if _, err := a.Append(batchOf("x")); !errors.Is(err, logstore.ErrClosed) {
+		t.Errorf("t-0 evicted: %v, want ErrClosed", err)
+	}
+}
+
+// TestEvictionUnderConcurrentProducers: 8 idempotent producers append
+// to 16 partitions at random with 4 open at most and no idle time, so
+// partitions are closed under appends; each retries (as a Kafka client
+// does) on ErrClosed and ErrTooManyOpenPartitions. Every batch is in
+// its partition exactly once, in sequence, and the open count never
+// passes the bound by more than the opens racing it.
+func TestEvictionUnderConcurrentProducers(t *testing.T) {
+	dir := t.TempDir()
+	s, err := logstore.Open(dir, logstore.Options{Sync: logstore.SyncNever, MaxOpenPartitions: 4, EvictIdle: time.Nanosecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const producers, parts, batches = 8, 16, 40
+	var wg sync.WaitGroup
+	seqs := make([][parts]int32, producers)
+	var retries atomic.Int64
+	for w := range producers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(w), 1))
+			deadline := time.Now().Add(time.Minute)
+			for range batches {
+				i := rng.IntN(parts)
+				batch := concBatch(int64(1000+w), seqs[w][i], 1)
+				for {
+					if time.Now().After(deadline) {
+						t.Errorf("producer %d: no progress in a minute", w)
+						return
+					}
+					p, err := s.Partition(fmt.Sprint("c", i), 0)
+					if err == nil {
+						_, err = p.Append(batch)
+					}
+					if err == nil {
+						break
+					}
+					if !errors.Is(err, logstore.ErrClosed) && !errors.Is(err, logstore.ErrTooManyOpenPartitions) {
+						t.Errorf("producer %d, partition %d: %v", w, i, err)
+						return
+					}
+					retries.Add(1)
+					time.Sleep(100 * time.Microsecond) // a client's backoff
+				}
+				seqs[w][i]++
+			}
+		}()
+	}
+	wg.Wait()
+	t.Logf("%d retries", retries.Load())
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err = logstore.Open(dir, logstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for i := range parts {
+		var want int64
+		for w := range producers {
+			want += int64(seqs[w][i])
+		}
+		if _, err := os.Stat(fmt.Sprintf("%s/c%d-0", dir, i)); err != nil && want == 0 {
+			continue
+		}
+		p, err := s.Partition(fmt.Sprint("c", i), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.EndOffset(); got != want {
+			t.Errorf("partition c%d: %d records, want %d (each batch once)", i, got, want)
+		}
+	}
+}
+
+// TestLetIdle: a partition let idle is closed first for the bound, even
+// just looked up; a scan of every partition (the transaction
+// coordinator's at open) so passes through more than the bound.
+func TestLetIdle(t *testing.T) {
+	s, err := logstore.Open(t.TempDir(), logstore.Options{MaxOpenPartitions: 2, EvictIdle: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for i := range 10 {
+		p, err := s.Partition("scan", int32(i))
+		if err != nil {
+			t.Fatalf("partition %d: %v", i, err)
+		}
+		s.LetIdle(p)
+	}
+	if n := len(s.OpenPartitions()); n > 2 {
+		t.Errorf("%d open, the bound is 2", n)
+	}
+}
