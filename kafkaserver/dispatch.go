@@ -86,6 +86,8 @@ func init() {
 		// SASL (sasl.go).
 		{key: saslHandshakeKey, name: "SaslHandshake", min: 0, max: 1, handle: handleSASLHandshake},
 		{key: saslAuthenticateKey, name: "SaslAuthenticate", min: 0, max: 2, handle: handleSASLAuthenticate},
+		{key: 50, name: "DescribeUserScramCredentials", min: 0, max: 0, handle: handleDescribeUserScramCredentials},
+		{key: 51, name: "AlterUserScramCredentials", min: 0, max: 0, handle: handleAlterUserScramCredentials},
 		{key: 75, name: "DescribeTopicPartitions", min: 0, max: 0, handle: handleDescribeTopicPartitions},
 		{key: 60, name: "DescribeCluster", min: 0, max: 1, handle: handleDescribeCluster},
 		{key: 35, name: "DescribeLogDirs", min: 0, max: 4, handle: handleDescribeLogDirs},

@@ -137,6 +137,9 @@
 //	                                tokens follow (KIP-152); not a SASL listener or a second one: 34
 //	36   SaslAuthenticate 0-2       one token of the exchange; failed: 58 after AuthFailureDelay, then
 //	                                closed; SessionLifetimeMillis 0 (no re-authentication, KIP-368)
+//	50   DescribeUserScramCredentials 0   the users of users.json and their mechanisms; super users only (31)
+//	51   AlterUserScramCredentials 0      upsert from the client's salted password, delete; super users only
+//	                                (31); per user 92, 33, 93, 91 as Kafka
 //
 // A SASL listener (ListenerConfig.SASL) serves nothing but ApiVersions
 // and the two SASL APIs before its connection authenticates (sasl.go):

@@ -75,6 +75,10 @@ type Config struct {
 	// PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512; empty is
 	// DefaultSASLMechanisms.
 	SASLMechanisms []string
+	// SuperUsers are the principals ("User:NAME", a SASL user; or
+	// "User:CN=...", a client certificate's subject) that may manage
+	// the users (AlterUserScramCredentials); Kafka's super.users.
+	SuperUsers []string
 	// AuthFailureDelay is how long a failed authentication waits
 	// before it is answered and its connection closed (Kafka's
 	// connection.failed.authentication.delay.ms); 0 is

@@ -70,6 +70,19 @@ func TestEveryAdvertisedVersion(t *testing.T) {
 						t.Fatalf("error %d, message %v; want 58 with a message", resp.ErrorCode, resp.ErrorMessage)
 					}
 					return
+				case 50:
+					// Not a super user: refused as a whole.
+					req = kmsg.NewPtrDescribeUserSCRAMCredentialsRequest()
+					want = kerr.ClusterAuthorizationFailed.Code
+					code = func(resp kmsg.Response) int16 { return resp.(*kmsg.DescribeUserSCRAMCredentialsResponse).ErrorCode }
+				case 51:
+					r := kmsg.NewPtrAlterUserSCRAMCredentialsRequest()
+					d := kmsg.NewAlterUserSCRAMCredentialsRequestDeletion()
+					d.Name, d.Mechanism = "alice", 1
+					r.Deletions = append(r.Deletions, d)
+					req = r
+					want = kerr.ClusterAuthorizationFailed.Code
+					code = func(resp kmsg.Response) int16 { return resp.(*kmsg.AlterUserSCRAMCredentialsResponse).Results[0].ErrorCode }
 				case 0:
 					if v < 3 {
 						old := ts.dial()

@@ -152,6 +152,27 @@ func derive(mech Mechanism, password string, salt []byte, iterations int) (Crede
 	return Credential{Mechanism: mech, Iterations: iterations, Salt: salt, StoredKey: sc.StoredKey, ServerKey: sc.ServerKey}, nil
 }
 
+// CredentialFromSalted is the credential of a salted password (RFC
+// 5802's SaltedPassword, as KIP-554's AlterUserScramCredentials carries
+// it: the client salts, the server never sees the password).
+func CredentialFromSalted(mech Mechanism, salt, salted []byte, iterations int) (Credential, error) {
+	if iterations < MinIterations || iterations > MaxIterations {
+		return Credential{}, fmt.Errorf("%d iterations: want %d to %d", iterations, MinIterations, MaxIterations)
+	}
+	h := mech.newHash()
+	if len(salt) == 0 || len(salted) != h().Size() {
+		return Credential{}, fmt.Errorf("%s: a salt of %d bytes and a salted password of %d, want a salt and %d", mech, len(salt), len(salted), h().Size())
+	}
+	mac := func(s string) []byte {
+		m := hmac.New(h, salted)
+		m.Write([]byte(s))
+		return m.Sum(nil)
+	}
+	stored := h()
+	stored.Write(mac("Client Key"))
+	return Credential{Mechanism: mech, Iterations: iterations, Salt: slices.Clone(salt), StoredKey: stored.Sum(nil), ServerKey: mac("Server Key")}, nil
+}
+
 // check is what Decode demands of a credential.
 func (c Credential) check() error {
 	if _, err := ParseMechanism(string(c.Mechanism)); err != nil {

@@ -48,6 +48,7 @@ type serveOptions struct {
 	sslReload         time.Duration
 	allowUnauthed     bool
 	saslMechanisms    []string
+	superUsers        string
 	metricsListen     string
 	sync              string
 	syncInterval      time.Duration
@@ -156,6 +157,7 @@ clean shutdown mark) and exits 0. A second signal exits at once.`,
 	f.StringVar(&opts.listen, "listen", opts.listen, "`HOST:PORT` to listen on for Kafka clients")
 	f.StringVar(&opts.advertise, "advertise", "", "`HOST:PORT` clients are told to dial in Metadata (default: the address they connected to)")
 	f.StringArrayVar(&opts.listeners, "listener", nil, "a listener as `NAME://HOST:PORT` (Kafka's listeners; repeat for more): PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL, or a name of --listener-security-protocol-map; instead of --listen")
+	f.StringVar(&opts.superUsers, "super-users", "", "`User:NAME;...` principals that may manage the users over the wire (AlterUserScramCredentials; Kafka's super.users): SASL users, or User:CN=... for client certificates")
 	f.StringSliceVar(&opts.saslMechanisms, "sasl-enabled-mechanisms", kafkaserver.DefaultSASLMechanisms, "the SASL mechanisms SASL listeners offer (Kafka's sasl.enabled.mechanisms)")
 	f.StringArrayVar(&opts.advertised, "advertised-listener", nil, "`NAME://HOST:PORT` the clients of listener NAME are told to dial (Kafka's advertised.listeners; default: the address they connected to)")
 	f.StringVar(&opts.protocolMap, "listener-security-protocol-map", "", "`NAME:PROTOCOL,...` security protocols of listener names other than PLAINTEXT and SSL")
@@ -205,6 +207,11 @@ func (o *serveOptions) complete(cmd *cobra.Command) error {
 	if o.queuedMaxBytes < 1<<20 {
 		return fmt.Errorf("--queued-max-request-bytes %d: must be 1 MiB (1048576) or more", o.queuedMaxBytes)
 	}
+	for _, p := range superUsers(o.superUsers) {
+		if name, ok := strings.CutPrefix(p, "User:"); !ok || name == "" {
+			return fmt.Errorf("--super-users: principal %q: want User:NAME", p)
+		}
+	}
 	if o.maxOpenParts < 0 {
 		return fmt.Errorf("--max-open-partitions %d: must be 0 (no limit) or more", o.maxOpenParts)
 	}
@@ -248,6 +255,18 @@ func defaultMaxOpenPartitions(limit int) int {
 		return 0
 	}
 	return max((limit-limit/4-64)/fdsPerPartition, 16)
+}
+
+// superUsers reads --super-users: principals separated by semicolons,
+// as Kafka's super.users.
+func superUsers(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ";") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // defaultSSLReload is --ssl-reload-interval's default.
@@ -431,6 +450,7 @@ func runServe(ctx context.Context, o *serveOptions, stdout, stderr io.Writer) (e
 		MaxConnectionsPerIP:       o.maxConnsPerIP,
 		Users:                     userFile,
 		SASLMechanisms:            o.saslMechanisms,
+		SuperUsers:                superUsers(o.superUsers),
 		AutoCreateTopics:          o.autoCreate,
 		DefaultPartitions:         o.defaultPartitions,
 		Logger:                    logger,
