@@ -82,7 +82,9 @@ func TestEveryAdvertisedVersion(t *testing.T) {
 					r.Deletions = append(r.Deletions, d)
 					req = r
 					want = kerr.ClusterAuthorizationFailed.Code
-					code = func(resp kmsg.Response) int16 { return resp.(*kmsg.AlterUserSCRAMCredentialsResponse).Results[0].ErrorCode }
+					code = func(resp kmsg.Response) int16 {
+						return resp.(*kmsg.AlterUserSCRAMCredentialsResponse).Results[0].ErrorCode
+					}
 				case 0:
 					if v < 3 {
 						old := ts.dial()
