@@ -116,6 +116,12 @@ func (p *Partition) appendChecked(b recordbatch.Batch) (AppendResult, error) {
 		return dup, nil
 	}
 
+	if b.HasProducerID() && b.Attributes().Transactional() && !b.Attributes().Control() {
+		// The mark goes first: a crash after the write finds it.
+		if err := p.MarkTransactional(); err != nil {
+			return AppendResult{}, err
+		}
+	}
 	opened := p.openTxnBefore(b)
 	info, err := p.log.Append(b)
 	if err != nil && opened {

@@ -15,7 +15,10 @@
 //	    producer-snapshots.db    bbolt: producer state per segment base offset
 //	    logstore.next-segment    while open: the next segment's .log, made ahead
 //	    partition.metadata       Kafka's topic id file (written by package catalog)
+//	    logstore.transactional   made before its first transactional batch (txnmark.go)
 //	  catalog.db             package catalog: cluster id, producer ids, topics
+//	  logstore.transactions-tracked  the partitions' transactional marks can be trusted
+//	  users.json             package users: the SCRAM credentials SASL listeners check
 //
 // Store.SetTopicOptions overrides the segment, size and retention options
 // for one topic's partitions, the open ones at once. Store.DeleteTopic removes a topic's

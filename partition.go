@@ -54,6 +54,9 @@ type Partition struct {
 	save *snapshotSave
 	// txns are the open transactions, for LastStableOffset (txn.go).
 	txns txnTracker
+	// txnMarked: the directory has its logstore.transactional mark
+	// (txnmark.go).
+	txnMarked atomic.Bool
 
 	// epochs are the leader-epoch-checkpoint's entries, read at open
 	// (epochs.go); nil without one. Not changed after open.
@@ -90,6 +93,9 @@ func openPartition(s *Store, id PartitionID, pdir string) (*Partition, error) {
 		return nil, err
 	}
 	p.log, p.recovery = log, report
+	if _, err := s.fs.Stat(filepath.Join(pdir, txnMarkName)); err == nil {
+		p.txnMarked.Store(true)
+	}
 	if err := p.loadLeaderEpochs(pdir); err != nil {
 		return nil, errors.Join(err, log.Close())
 	}

@@ -19,6 +19,10 @@ import (
 // know, so the directory stays readable by Kafka's tools.
 const checkpointName = "logstore.checkpoint"
 
+// CheckpointName is the checkpoint's file name in a partition directory:
+// a directory with one has been opened as a Log.
+const CheckpointName = checkpointName
+
 // checkpoint is the content of checkpointName:
 //
 //	logstore-checkpoint 1

@@ -132,11 +132,17 @@ const scanOpenTimeout = time.Minute
 // overlap.
 const openWorkers = 8
 
+// OpenTransactions opens only the partitions that may hold an open
+// transaction (logstore.Store.MayHoldOpenTransactions: those marked by
+// a transactional batch, all of them in a store not yet scanned so),
+// marks each one found holding one, and, the scan done, records that the
+// marks can be trusted (Store.SetTransactionsTracked).
 func (m storeMarkers) OpenTransactions() ([]OpenTransaction, error) {
-	ids, err := m.s.Partitions()
+	all, err := m.s.Partitions()
 	if err != nil {
 		return nil, err
 	}
+	ids := slices.DeleteFunc(all, func(id logstore.PartitionID) bool { return !m.s.MayHoldOpenTransactions(id) })
 	found := make([][]OpenTransaction, len(ids))
 	errs := make([]error, len(ids))
 	next := make(chan int)
@@ -154,6 +160,9 @@ func (m storeMarkers) OpenTransactions() ([]OpenTransaction, error) {
 	close(next)
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	if err := m.s.SetTransactionsTracked(); err != nil {
 		return nil, err
 	}
 	return slices.Concat(found...), nil
@@ -182,6 +191,13 @@ func (m storeMarkers) partitionOpenTransactions(id logstore.PartitionID) ([]Open
 	tp := TopicPartition{Topic: id.Topic, Partition: id.Partition}
 	for pid, first := range p.OpenTransactions() {
 		out = append(out, OpenTransaction{TP: tp, ProducerID: pid, FirstOffset: first})
+	}
+	if len(out) > 0 {
+		// Written before the marks existed, perhaps: marked now, so
+		// that the next scan opens it.
+		if err := p.MarkTransactional(); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }

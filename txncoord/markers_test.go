@@ -2,6 +2,8 @@ package txncoord_test
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -178,5 +180,60 @@ func TestOpenTransactionsBeyondOpenBound(t *testing.T) {
 	}
 	if n := len(s.OpenPartitions()); n > 4 {
 		t.Errorf("%d partitions open after the scan, the bound is 4", n)
+	}
+}
+
+// TestOpenTransactionsOpensOnlyMarked: the first scan opens every
+// partition (the store is not tracked yet); the scans after it open only
+// the partition a transactional batch marked. A store written before
+// the marks (the mark removed here) still has its open transaction
+// found, and marked, by the first scan.
+func TestOpenTransactionsOpensOnlyMarked(t *testing.T) {
+	dir := t.TempDir()
+	s, err := logstore.Open(dir, logstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		p, err := s.Partition("mixed", int32(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		batch := testutil.ClientBatch(int64(100+i), 0, 0, 1, time.Now().UnixMilli(), false)
+		if i == 7 {
+			batch = txnBatch(9, 0, 0, 1)
+		}
+		if _, err := p.Append(batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// As a store of before the marks: none.
+	if err := os.Remove(filepath.Join(dir, "mixed-7", "logstore.transactional")); err != nil {
+		t.Fatal(err)
+	}
+	scan := func() (int, []txncoord.OpenTransaction) {
+		t.Helper()
+		s, err := logstore.Open(dir, logstore.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		open, err := txncoord.StoreMarkers(s).OpenTransactions()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(s.OpenPartitions()), open
+	}
+	for i, want := range []int{20, 1, 1} {
+		opened, open := scan()
+		if opened != want {
+			t.Errorf("scan %d opened %d partitions, want %d", i, opened, want)
+		}
+		if len(open) != 1 || open[0].TP.Partition != 7 || open[0].ProducerID != 9 {
+			t.Errorf("scan %d found %+v, want producer 9's on mixed-7", i, open)
+		}
 	}
 }
