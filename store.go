@@ -114,6 +114,10 @@ type Store struct {
 	// partitions end with the options of the call that returned last.
 	setOptsMu sync.Mutex
 
+	// txnTracked caches that logstore.transactions-tracked exists
+	// (txnmark.go).
+	txnTracked atomic.Bool
+
 	// syncer is SyncInterval's background syncer (syncer.go), nil in
 	// the other modes.
 	syncer *intervalSyncer

@@ -36,8 +36,11 @@ const (
 // MayHoldOpenTransactions says whether partition id may hold an open
 // transaction, from its directory's entries alone; true when unsure.
 func (s *Store) MayHoldOpenTransactions(id PartitionID) bool {
-	if _, err := s.fs.Stat(filepath.Join(s.dir, txnTrackedName)); err != nil {
-		return true
+	if !s.txnTracked.Load() {
+		if _, err := s.fs.Stat(filepath.Join(s.dir, txnTrackedName)); err != nil {
+			return true
+		}
+		s.txnTracked.Store(true) // the file is never removed
 	}
 	pdir := filepath.Join(s.dir, id.String())
 	if _, err := s.fs.Stat(filepath.Join(pdir, txnMarkName)); !errors.Is(err, fs.ErrNotExist) {
@@ -72,7 +75,11 @@ func (s *Store) SetTransactionsTracked() error {
 	if err := createEmpty(s.fs, name); err != nil {
 		return fmt.Errorf("logstore: %s: %w", name, err)
 	}
-	return s.fs.SyncDir(s.dir)
+	if err := s.fs.SyncDir(s.dir); err != nil {
+		return fmt.Errorf("logstore: %s: %w", name, err)
+	}
+	s.txnTracked.Store(true)
+	return nil
 }
 
 // MarkTransactional marks the partition as one that has held a

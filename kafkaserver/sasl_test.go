@@ -43,7 +43,7 @@ func startSASLServer(t *testing.T) (*testServer, string) {
 			t.Fatal(err)
 		}
 	}
-	ts := startServerOn(t, store, Config{Users: uf, AuthFailureDelay: 10 * time.Millisecond})
+	ts := startServerOn(t, store, Config{Users: uf, AuthFailureDelay: 10 * time.Millisecond, GroupInitialRebalanceDelay: -1})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
