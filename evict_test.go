@@ -86,9 +86,11 @@ func TestMaxOpenPartitionsEvicts(t *testing.T) {
 	}
 }
 
-// TestTooManyOpenPartitions: when every open partition was looked up
-// within EvictIdle, or a DurableWatcher watches it, one more is refused
-// with ErrTooManyOpenPartitions, and opens once one is idle.
+// TestTooManyOpenPartitions: opening one more partition closes the one
+// idle longest among those idle for EvictIdle, else the least recently
+// looked up; a partition a DurableWatcher watches is never closed, and
+// when all are watched one more is refused with
+// ErrTooManyOpenPartitions.
 func TestTooManyOpenPartitions(t *testing.T) {
 	now := time.Unix(1_700_000_000, 0)
 	var mu sync.Mutex
@@ -99,34 +101,48 @@ func TestTooManyOpenPartitions(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	a, err := s.Partition("t", 0)
-	if err != nil {
-		t.Fatal(err)
+	open := func(i int32) *logstore.Partition {
+		t.Helper()
+		p, err := s.Partition("t", i)
+		if err != nil {
+			t.Fatalf("t-%d: %v", i, err)
+		}
+		return p
 	}
-	if _, err := s.Partition("t", 1); err != nil {
-		t.Fatal(err)
+	isOpen := func(want ...int32) {
+		t.Helper()
+		var got []int32
+		for _, p := range s.OpenPartitions() {
+			got = append(got, p.ID().Partition)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("open: %v, want %v", got, want)
+		}
 	}
-	if _, err := s.Partition("t", 2); !errors.Is(err, logstore.ErrTooManyOpenPartitions) {
-		t.Fatalf("a third partition within the idle time: %v, want ErrTooManyOpenPartitions", err)
+	a := open(0)
+	advance(time.Second)
+	open(1)
+	advance(time.Second)
+	open(2) // neither idle: the least recently used, t-0, goes
+	isOpen(1, 2)
+	if _, err := a.Append(batchOf("x")); !errors.Is(err, logstore.ErrClosed) {
+		t.Errorf("t-0 closed: %v, want ErrClosed", err)
 	}
-	w := logstore.NewDurableWatcher(1)
-	w.Watch(0, a)
-	defer w.Stop()
 	advance(2 * time.Minute)
-	if _, err := s.Partition("t", 2); err != nil {
-		t.Fatalf("with t-1 idle: %v", err)
-	}
-	if _, err := s.Partition("t", 3); !errors.Is(err, logstore.ErrTooManyOpenPartitions) {
-		t.Fatalf("with t-0 watched and t-2 just opened: %v, want ErrTooManyOpenPartitions", err)
+	open(2) // t-1 idle, t-2 used now
+	open(3) // t-1, idle, goes before t-2
+	isOpen(2, 3)
+
+	w := logstore.NewDurableWatcher(2)
+	defer w.Stop()
+	w.Watch(0, open(2))
+	w.Watch(1, open(3))
+	if _, err := s.Partition("t", 4); !errors.Is(err, logstore.ErrTooManyOpenPartitions) {
+		t.Fatalf("both open ones watched: %v, want ErrTooManyOpenPartitions", err)
 	}
 	w.Unwatch(0)
-	advance(2 * time.Minute)
-	if _, err := s.Partition("t", 3); err != nil {
-		t.Fatalf("with t-0 no longer watched: %v", err)
-	}
-	if _, err := a.Append(batchOf("x")); !errors.Is(err, logstore.ErrClosed) {
-		t.Errorf("t-0 evicted: %v, want ErrClosed", err)
-	}
+	open(4)
+	isOpen(3, 4)
 }
 
 // TestEvictionUnderConcurrentProducers: 8 idempotent producers append

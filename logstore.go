@@ -52,10 +52,11 @@
 // Partitions open on first use and stay open, unless
 // Options.MaxOpenPartitions bounds them (a store of more partitions than
 // the process has file descriptors for): opening one more then closes
-// the least recently used one idle for Options.EvictIdle and watched by
-// no DurableWatcher, cleanly (so its next open is a clean one: no scan,
-// the snapshot at its end loaded), and a *Partition taken before answers
-// ErrClosed; with every open partition in use, Partition answers
+// the least recently used one, preferring those idle for
+// Options.EvictIdle, never one a DurableWatcher watches, cleanly (so its
+// next open is a clean one: no scan, the snapshot at its end loaded),
+// and a *Partition taken before answers ErrClosed; with every open
+// partition watched or being opened, Partition answers
 // ErrTooManyOpenPartitions. A client's retry of a batch it sent to a
 // partition closed so is answered as any retry: a duplicate of the first
 // copy, whose window the close's snapshot kept.
@@ -219,9 +220,9 @@ var (
 	ErrClosed = errors.New("closed")
 
 	// ErrTooManyOpenPartitions: Partition would open one more partition
-	// than Options.MaxOpenPartitions, and every open one is in use (it
-	// was looked up within EvictIdle, or a DurableWatcher watches it).
-	// It passes: try again once some go idle.
+	// than Options.MaxOpenPartitions, and every open one is watched by a
+	// DurableWatcher (a long-poll fetch) or being opened. It passes: try
+	// again.
 	ErrTooManyOpenPartitions = errors.New("too many open partitions")
 
 	// ErrOutOfOrder: the producer check refused the batch: its sequence

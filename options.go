@@ -176,15 +176,17 @@ type Options struct {
 	// its active segment's three files, its snapshot db and its
 	// directory's handles: some 7 file descriptors), so that a store of
 	// more partitions than the process's descriptors allow serves them
-	// all: opening one more closes the least recently used one that has
-	// not been looked up for EvictIdle and that no DurableWatcher
-	// watches, cleanly (fsynced, with a snapshot and the clean mark, so
-	// that reopening it is quick). When every open partition is in use,
-	// Partition fails with ErrTooManyOpenPartitions, which passes as
-	// they go idle. 0 is no bound.
+	// all: opening one more closes another cleanly (fsynced, with a
+	// snapshot and the clean mark, so that reopening it is quick): the
+	// least recently used of those not looked up for EvictIdle, or else
+	// the least recently used of all; never one a DurableWatcher
+	// watches. A *Partition taken before then answers ErrClosed (its
+	// operations in flight finish first). When every open partition is
+	// watched or being opened, Partition fails with
+	// ErrTooManyOpenPartitions, which passes. 0 is no bound.
 	MaxOpenPartitions int
-	// EvictIdle is how long since its last lookup a partition must have
-	// been idle to be closed for MaxOpenPartitions; 0 is
+	// EvictIdle is how long since its last lookup a partition counts as
+	// idle, the first to close for MaxOpenPartitions; 0 is
 	// DefaultEvictIdle.
 	EvictIdle time.Duration
 

@@ -492,8 +492,8 @@ type partitionDir struct {
 
 // listPartitionDirs returns the entries of dir named as partitions,
 // sorted by topic and partition, each with its files or the error
-// listing it gave. A symbolic link is followed. Store.Partitions keeps
-// those without an error; Check reports the others.
+// listing it gave. A symbolic link is followed. Check reports those
+// with an error; Store.Partitions, which needs no files, stats instead.
 func listPartitionDirs(fsys vfs.FS, dir string) ([]partitionDir, error) {
 	names, err := fsys.ReadDir(dir)
 	if err != nil {

@@ -354,6 +354,15 @@ func (s *Store) createPartitionDir(pdir string) error {
 	return s.fs.SyncDir(s.dir)
 }
 
+// IsOpen says whether partition topic-partition is open (or being
+// opened) now; it opens nothing.
+func (s *Store) IsOpen(topic string, partition int32) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.parts[PartitionID{Topic: topic, Partition: partition}]
+	return ok
+}
+
 // LetIdle says that p, looked up for a glance (a scan of every
 // partition, as the transaction coordinator's at its open), will not be
 // used again soon: under MaxOpenPartitions it may be closed first,
@@ -374,25 +383,35 @@ func (s *Store) clock() time.Time {
 	return time.Now()
 }
 
-// coldestLocked is the open partition looked up longest ago, if that is
-// more than EvictIdle ago and no DurableWatcher watches it (a long-poll
-// fetch); nil when there is none. s.mu is held.
+// coldestLocked is the open partition to close for MaxOpenPartitions:
+// the least recently looked up of those idle for EvictIdle, or else of
+// all, so that a request naming more partitions than the bound (a fetch
+// of hundreds) gets through them instead of finding the same ones
+// always in use; never one a DurableWatcher watches (a long-poll
+// fetch), nor one being opened. Nil when there is none. s.mu is held.
 func (s *Store) coldestLocked() *partEntry {
 	idle := cmp.Or(s.opts.EvictIdle, DefaultEvictIdle)
 	before := s.clock().Add(-idle).UnixNano()
-	var coldest *partEntry
+	var coldest, coldestIdle *partEntry
 	for _, e := range s.parts {
 		select {
 		case <-e.ready:
 		default:
 			continue // being opened
 		}
-		if e.p == nil || e.evicted != nil || e.used.Load() > before || e.p.durableSig.watched() {
+		if e.p == nil || e.evicted != nil || e.p.durableSig.watched() {
 			continue
 		}
-		if coldest == nil || e.used.Load() < coldest.used.Load() {
+		used := e.used.Load()
+		if coldest == nil || used < coldest.used.Load() {
 			coldest = e
 		}
+		if used <= before && (coldestIdle == nil || used < coldestIdle.used.Load()) {
+			coldestIdle = e
+		}
+	}
+	if coldestIdle != nil {
+		return coldestIdle
 	}
 	return coldest
 }
@@ -423,17 +442,25 @@ func (s *Store) forget(p *Partition) {
 // sorted by topic and partition. Entries whose names are not
 // <topic>-<partition> directories are ignored.
 func (s *Store) Partitions() ([]PartitionID, error) {
-	parts, err := listPartitionDirs(s.fs, s.dir)
+	names, err := s.fs.ReadDir(s.dir)
 	if err != nil {
 		return nil, fmt.Errorf("logstore: list partitions of store %s: %w", s.dir, err)
 	}
 	var ids []PartitionID
-	for _, p := range parts {
-		// A directory lists; a file of the same name does not.
-		if p.err == nil {
-			ids = append(ids, p.id)
+	for _, name := range names {
+		id, ok := parsePartitionDir(name)
+		if !ok {
+			continue
+		}
+		// A directory (or a link to one); not a file of the same name.
+		// One stat each: a store lists thousands at every open.
+		if fi, err := s.fs.Stat(filepath.Join(s.dir, name)); err == nil && fi.IsDir() {
+			ids = append(ids, id)
 		}
 	}
+	slices.SortFunc(ids, func(a, b PartitionID) int {
+		return cmp.Or(strings.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
+	})
 	return ids, nil
 }
 

@@ -374,6 +374,12 @@ func (c *Catalog) ensureDirs(t Topic, from int32) error {
 	made := false
 	for p := from; p < t.Partitions; p++ {
 		pdir := c.partitionDir(t.Name, p)
+		// Its partition.metadata first: one read when it is there, as
+		// at every open of a store of thousands.
+		id, err := ReadPartitionMetadata(fsys, pdir)
+		if err == nil && id == t.ID {
+			continue
+		}
 		if _, err := fsys.Stat(pdir); errors.Is(err, fs.ErrNotExist) {
 			if err := fsys.MkdirAll(pdir, 0o755); err != nil {
 				return err
@@ -382,7 +388,7 @@ func (c *Catalog) ensureDirs(t Topic, from int32) error {
 		} else if err != nil {
 			return err
 		}
-		id, err := ReadPartitionMetadata(fsys, pdir)
+		id, err = ReadPartitionMetadata(fsys, pdir)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			if err := WritePartitionMetadata(fsys, pdir, t.ID); err != nil {

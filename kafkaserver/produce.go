@@ -61,6 +61,9 @@ func handleProduce(s *Server, c *conn, req kmsg.Request, p *pending) error {
 	p.resp = resp
 	var waits []ackWait
 	acksOK := r.Acks == 0 || r.Acks == 1 || r.Acks == -1
+	if acksOK {
+		s.openConcurrently(r.Topics)
+	}
 	resp.Topics = answerEach(r.Topics, func(rt *kmsg.ProduceRequestTopic, st *kmsg.ProduceResponseTopic) {
 		*st = kmsg.NewProduceResponseTopic()
 		st.Topic = rt.Topic
@@ -120,6 +123,48 @@ func handleProduce(s *Server, c *conn, req kmsg.Request, p *pending) error {
 		}
 	})
 	return nil
+}
+
+// openWorkers bounds the partitions a produce request opens at once.
+const openWorkers = 16
+
+// openConcurrently opens the partitions of topics not open yet, several
+// at once: a partition's first open makes its files durable (some
+// fsyncs under SyncAlways), and a request naming hundreds of new
+// partitions (a test suite's first records) would otherwise wait for
+// them one after the other. The appends then find them open; an open
+// that fails here is tried again, and answered, by the append's own
+// lookup.
+func (s *Server) openConcurrently(topics []kmsg.ProduceRequestTopic) {
+	type tp struct {
+		topic     string
+		partition int32
+	}
+	var closed []tp
+	for _, t := range topics {
+		for _, p := range t.Partitions {
+			if !s.store.IsOpen(t.Topic, p.Partition) {
+				closed = append(closed, tp{t.Topic, p.Partition})
+			}
+		}
+	}
+	if len(closed) < 2 {
+		return
+	}
+	next := make(chan tp)
+	var wg sync.WaitGroup
+	for range min(openWorkers, len(closed)) {
+		wg.Go(func() {
+			for x := range next {
+				s.partition(x.topic, x.partition, true)
+			}
+		})
+	}
+	for _, x := range closed {
+		next <- x
+	}
+	close(next)
+	wg.Wait()
 }
 
 // produceOne appends one partition's records, filling sp; it returns the
