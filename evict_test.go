@@ -64,14 +64,7 @@ func TestMaxOpenPartitionsEvicts(t *testing.T) {
 	if err != nil || !res.Duplicate || res != (logstore.AppendResult{BaseOffset: first[0].BaseOffset, LastOffset: first[0].LastOffset, Duplicate: true}) {
 		t.Fatalf("the retry after an eviction: %+v %v, want a DUPLICATE of %+v", res, err, first[0])
 	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	s, err = logstore.Open(dir, logstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s = reopenStore(t, s, dir)
 	for i := range parts {
 		p, err := s.Partition("evict", int32(i))
 		if err != nil {
@@ -195,14 +188,7 @@ func TestEvictionUnderConcurrentProducers(t *testing.T) {
 	}
 	wg.Wait()
 	t.Logf("%d retries", retries.Load())
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	s, err = logstore.Open(dir, logstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s = reopenStore(t, s, dir)
 	for i := range parts {
 		var want int64
 		for w := range producers {
@@ -240,4 +226,19 @@ func TestLetIdle(t *testing.T) {
 	if n := len(s.OpenPartitions()); n > 2 {
 		t.Errorf("%d open, the bound is 2", n)
 	}
+}
+
+// reopenStore closes s, which must close cleanly, and opens dir again
+// with the default options; it closes when the test ends.
+func reopenStore(t *testing.T, s *logstore.Store, dir string) *logstore.Store {
+	t.Helper()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := logstore.Open(dir, logstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
 }

@@ -49,14 +49,7 @@ func TestMayHoldOpenTransactions(t *testing.T) {
 	if err := s.SetTransactionsTracked(); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	s, err = logstore.Open(dir, logstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s = reopenStore(t, s, dir)
 	for n, want := range map[string]bool{"txn": true, "idem": false, "empty": false, "kafka": true} {
 		if got := s.MayHoldOpenTransactions(ids[n]); got != want {
 			t.Errorf("%s: MayHoldOpenTransactions %v, want %v", n, got, want)

@@ -14,10 +14,10 @@ import (
 	"github.com/logstore/logstore/internal/tlsconf"
 )
 
-// serveTLS adds a TLS listener (a certificate of a CA made for the
-// test) to ts's server and returns its address and the client side's
-// configuration, which trusts that CA.
-func serveTLS(t testing.TB, ts *testServer) (string, *tls.Config) {
+// serveTLS adds a TLS listener of lc (a certificate of a CA made for the
+// test) to ts's server and returns its address, the client side's
+// configuration, which trusts that CA, and the CA's PEM file.
+func serveTLS(t testing.TB, ts *testServer, lc ListenerConfig) (string, *tls.Config, string) {
 	t.Helper()
 	ca := testutil.NewCA(t, "bench-ca")
 	cert, key := ca.Issue(t, "logstore", testutil.CertOpts{})
@@ -29,14 +29,14 @@ func serveTLS(t testing.TB, ts *testServer) (string, *tls.Config) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	go ts.srv.ServeListener(tls.NewListener(ln, srvTLS.Config()), ListenerConfig{})
+	go ts.srv.ServeListener(tls.NewListener(ln, srvTLS.Config()), lc)
 	pem, err := os.ReadFile(ca.File)
 	if err != nil {
 		t.Fatal(err)
 	}
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(pem)
-	return ln.Addr().String(), &tls.Config{RootCAs: pool, ServerName: "127.0.0.1"}
+	return ln.Addr().String(), &tls.Config{RootCAs: pool, ServerName: "127.0.0.1"}, ca.File
 }
 
 // reportCPUPerMiB starts counting the process's CPU time; the func it
@@ -61,7 +61,7 @@ func reportCPUPerMiB(b *testing.B, bytes int64) func() {
 // MB/s where both share two cores.
 func BenchmarkTLS(b *testing.B) {
 	ts, p, batch := zeroBatchPartition(b, "bench")
-	tlsAddr, clientTLS := serveTLS(b, ts)
+	tlsAddr, clientTLS, _ := serveTLS(b, ts, ListenerConfig{})
 	ts.createTopic("produced", 1)
 	n := 0
 	for n < 64<<20 {

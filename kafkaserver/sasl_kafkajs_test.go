@@ -2,10 +2,8 @@ package kafkaserver
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
-	"net"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -14,7 +12,6 @@ import (
 
 	"github.com/logstore/logstore/internal/kafkaclients"
 	"github.com/logstore/logstore/internal/testutil"
-	"github.com/logstore/logstore/internal/tlsconf"
 )
 
 // kafkajsSASLJS: over SASL_SSL (argv: bootstrap, CA file, mechanism,
@@ -68,21 +65,11 @@ func TestKafkajsSASLSSL(t *testing.T) {
 	dir := filepath.Dir(modules)
 	ts, _ := startSASLServer(t)
 	ts.createTopic("js-sasl", 1)
-	ca := testutil.NewCA(t, "server-ca")
-	cert, key := ca.Issue(t, "logstore", testutil.CertOpts{})
-	srvTLS, err := tlsconf.Load(tlsconf.Files{CertFile: cert, KeyFile: key})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go ts.srv.ServeListener(tls.NewListener(ln, srvTLS.Config()), ListenerConfig{SASL: true})
+	addr, _, caFile := serveTLS(t, ts, ListenerConfig{SASL: true})
 	run := func(mech, password string, n int) (string, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, node, "-e", kafkajsSASLJS, ln.Addr().String(), ca.File, mech, "alice", password, "js-sasl", fmt.Sprint(n))
+		cmd := exec.CommandContext(ctx, node, "-e", kafkajsSASLJS, addr, caFile, mech, "alice", password, "js-sasl", fmt.Sprint(n))
 		cmd.Dir = dir
 		var stderr strings.Builder
 		cmd.Stderr = &stderr

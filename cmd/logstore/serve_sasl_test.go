@@ -3,9 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
-	"os/exec"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -142,47 +139,6 @@ func TestServeSASL(t *testing.T) {
 	}
 }
 
-// saslPy produces argv[2] records idempotently over SASL_SSL with
-// SCRAM-SHA-512 (argv: bootstrap, count, topic, CA file, user,
-// password), then reads them back in a consumer group, printing the
-// values read, one per line.
-const saslPy = `
-import sys, time
-from confluent_kafka import Producer, Consumer, KafkaError
-bootstrap, n, topic, ca, user, password = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6]
-auth_failed = []
-def on_error(err):
-    if err.code() == KafkaError._AUTHENTICATION:
-        auth_failed.append(err)
-conf = {"bootstrap.servers": bootstrap, "security.protocol": "SASL_SSL", "ssl.ca.location": ca,
-        "sasl.mechanism": "SCRAM-SHA-512", "sasl.username": user, "sasl.password": password, "error_cb": on_error}
-p = Producer(dict(conf, **{"enable.idempotence": True, "linger.ms": 5}))
-errors = []
-def done(err, msg):
-    if err is not None:
-        errors.append(err)
-for i in range(n):
-    p.produce(topic, value=("v%d" % i).encode(), partition=0, on_delivery=done)
-deadline = time.time() + 30
-while p.flush(0.2) != 0 and time.time() < deadline:
-    if auth_failed:
-        sys.exit("authentication failed: %s" % auth_failed[0])
-if len(p) != 0 or errors:
-    sys.exit("produce over SASL_SSL: %r" % (errors,))
-c = Consumer(dict(conf, **{"group.id": "sasl-group", "auto.offset.reset": "earliest"}))
-c.subscribe([topic])
-got = 0
-while got < n:
-    m = c.poll(20)
-    if m is None:
-        sys.exit("consume over SASL_SSL: nothing in 20 s after %d records" % got)
-    if m.error():
-        sys.exit("consume over SASL_SSL: %s" % m.error())
-    print(m.value().decode())
-    got += 1
-c.close()
-`
-
 // TestServeSASLLibrdkafka: confluent-kafka-python (librdkafka) over
 // SASL_SSL with SCRAM-SHA-512: an idempotent produce and a group
 // consumer; with a wrong password it fails and writes nothing.
@@ -200,26 +156,17 @@ func TestServeSASLLibrdkafka(t *testing.T) {
 	srv := serveInProcess(t, "--dir", dir, "--listener", "SASL_SSL://127.0.0.1:0", "--listener", "PLAINTEXT://127.0.0.1:0",
 		"--ssl-cert-file", cert, "--ssl-key-file", key, "--group-initial-rebalance-delay", "0s")
 	ls := readyListeners(t, srv.ready)
-	const n = 100
-	run := func(password, topic string) (string, error) {
-		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-		defer cancel()
-		out, err := exec.CommandContext(ctx, py, "-c", saslPy, ls["SASL_SSL"], strconv.Itoa(n), topic, ca.File, "alice", password).Output()
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			err = fmt.Errorf("%w: %s", err, ee.Stderr)
-		}
-		return string(out), err
+	conf := func(password string) map[string]string {
+		return map[string]string{"security.protocol": "SASL_SSL", "ssl.ca.location": ca.File,
+			"sasl.mechanism": "SCRAM-SHA-512", "sasl.username": "alice", "sasl.password": password}
 	}
-	out, err := run("pencil", "sasl-topic")
+	const n = 100
+	got, err := runLibrdkafka(t, py, ls["SASL_SSL"], "sasl-topic", n, conf("pencil"))
 	if err != nil {
 		t.Fatalf("%v\nserver stderr:\n%s", err, srv.stderr.String())
 	}
-	lines := strings.Fields(out)
-	if len(lines) != n || lines[0] != "v0" || lines[n-1] != fmt.Sprintf("v%d", n-1) {
-		t.Fatalf("read %d records: %v", len(lines), lines)
-	}
-	if _, err := run("wrong", "refused-topic"); err == nil || !strings.Contains(err.Error(), "authentication failed") {
+	checkValues(t, got, n)
+	if _, err := runLibrdkafka(t, py, ls["SASL_SSL"], "refused-topic", 1, conf("wrong")); err == nil || !strings.Contains(err.Error(), "authentication failed") {
 		t.Errorf("a wrong password: %v, want an authentication failure", err)
 	}
 	if topicExists(t, newClient(t, ls["PLAINTEXT"]), "refused-topic") {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -354,38 +355,77 @@ func TestServeListenerFlagsRefused(t *testing.T) {
 	}
 }
 
-// sslPy produces argv[2] records idempotently over SSL with a client
-// certificate (argv: bootstrap, count, topic, CA file, certificate,
-// key), then reads them back in a consumer group over SSL, and prints
-// the values read, one per line.
-const sslPy = `
-import sys
-from confluent_kafka import Producer, Consumer
-bootstrap, n, topic, ca, cert, key = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6]
-ssl = {"bootstrap.servers": bootstrap, "security.protocol": "SSL", "ssl.ca.location": ca,
-       "ssl.certificate.location": cert, "ssl.key.location": key}
-p = Producer(dict(ssl, **{"enable.idempotence": True, "linger.ms": 5}))
+// librdkafkaPy produces argv[2] records idempotently (argv: bootstrap,
+// count, topic, then the client's security settings as a JSON object:
+// SSL, SASL), then reads them back in a consumer group, and prints the
+// values read, one per line. A refused authentication exits at once
+// with "authentication failed".
+const librdkafkaPy = `
+import json, sys, time
+from confluent_kafka import Producer, Consumer, KafkaError
+bootstrap, n, topic = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+auth_failed = []
+def on_error(err):
+    if err.code() == KafkaError._AUTHENTICATION:
+        auth_failed.append(err)
+conf = dict(json.loads(sys.argv[4]), **{"bootstrap.servers": bootstrap, "error_cb": on_error})
+p = Producer(dict(conf, **{"enable.idempotence": True, "linger.ms": 5}))
 errors = []
 def done(err, msg):
     if err is not None:
         errors.append(err)
 for i in range(n):
     p.produce(topic, value=("v%d" % i).encode(), partition=0, on_delivery=done)
-if p.flush(30) != 0 or errors:
-    sys.exit("produce over SSL: %r" % (errors,))
-c = Consumer(dict(ssl, **{"group.id": "ssl-group", "auto.offset.reset": "earliest"}))
+deadline = time.time() + 30
+while p.flush(0.2) != 0 and time.time() < deadline:
+    if auth_failed:
+        sys.exit("authentication failed: %s" % auth_failed[0])
+if len(p) != 0 or errors:
+    sys.exit("produce: %r" % (errors,))
+c = Consumer(dict(conf, **{"group.id": topic + "-group", "auto.offset.reset": "earliest"}))
 c.subscribe([topic])
 got = 0
 while got < n:
     m = c.poll(20)
     if m is None:
-        sys.exit("consume over SSL: nothing in 20 s after %d records" % got)
+        sys.exit("consume: nothing in 20 s after %d records" % got)
     if m.error():
-        sys.exit("consume over SSL: %s" % m.error())
+        sys.exit("consume: %s" % m.error())
     print(m.value().decode())
     got += 1
 c.close()
 `
+
+// runLibrdkafka runs librdkafkaPy with py against bootstrap and returns
+// the values it read, or its error with its stderr.
+func runLibrdkafka(t *testing.T, py, bootstrap, topic string, n int, conf map[string]string) ([]string, error) {
+	t.Helper()
+	js, err := json.Marshal(conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, py, "-c", librdkafkaPy, bootstrap, strconv.Itoa(n), topic, string(js)).Output()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		err = fmt.Errorf("%w: %s", err, ee.Stderr)
+	}
+	return strings.Fields(string(out)), err
+}
+
+// checkValues fails the test unless got is v0 .. v(n-1) in order.
+func checkValues(t *testing.T, got []string, n int) {
+	t.Helper()
+	if len(got) != n {
+		t.Fatalf("read %d records, want %d", len(got), n)
+	}
+	for i, v := range got {
+		if want := fmt.Sprintf("v%d", i); v != want {
+			t.Fatalf("record %d: %q, want %q", i, v, want)
+		}
+	}
+}
 
 // TestServeSSLLibrdkafka: confluent-kafka-python (librdkafka, with
 // OpenSSL) produces idempotently and consumes in a group over an SSL
@@ -405,23 +445,10 @@ func TestServeSSLLibrdkafka(t *testing.T) {
 	addr := readyListeners(t, srv.ready)["SSL"]
 	ccert, ckey := clientCA.Issue(t, "librdkafka", testutil.CertOpts{Client: true})
 	const n = 200
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, py, "-c", sslPy, addr, strconv.Itoa(n), "ssl-topic", serverCA.File, ccert, ckey).Output()
+	got, err := runLibrdkafka(t, py, addr, "ssl-topic", n, map[string]string{"security.protocol": "SSL",
+		"ssl.ca.location": serverCA.File, "ssl.certificate.location": ccert, "ssl.key.location": ckey})
 	if err != nil {
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			t.Fatalf("%v: %s\nserver stderr:\n%s", err, ee.Stderr, srv.stderr.String())
-		}
-		t.Fatal(err)
+		t.Fatalf("%v\nserver stderr:\n%s", err, srv.stderr.String())
 	}
-	lines := strings.Fields(string(out))
-	if len(lines) != n {
-		t.Fatalf("read %d records, want %d", len(lines), n)
-	}
-	for i, v := range lines {
-		if want := fmt.Sprintf("v%d", i); v != want {
-			t.Fatalf("record %d: %q, want %q", i, v, want)
-		}
-	}
+	checkValues(t, got, n)
 }
