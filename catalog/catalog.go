@@ -372,14 +372,12 @@ func (c *Catalog) maxProducerID(t Topic) int64 {
 func (c *Catalog) ensureDirs(t Topic, from int32) error {
 	fsys := c.store.FS()
 	made := false
+	good := c.goodMetadata(t, from)
 	for p := from; p < t.Partitions; p++ {
-		pdir := c.partitionDir(t.Name, p)
-		// Its partition.metadata first: one read when it is there, as
-		// at every open of a store of thousands.
-		id, err := ReadPartitionMetadata(fsys, pdir)
-		if err == nil && id == t.ID {
+		if good[p-from] {
 			continue
 		}
+		pdir := c.partitionDir(t.Name, p)
 		if _, err := fsys.Stat(pdir); errors.Is(err, fs.ErrNotExist) {
 			if err := fsys.MkdirAll(pdir, 0o755); err != nil {
 				return err
@@ -388,7 +386,7 @@ func (c *Catalog) ensureDirs(t Topic, from int32) error {
 		} else if err != nil {
 			return err
 		}
-		id, err = ReadPartitionMetadata(fsys, pdir)
+		id, err := ReadPartitionMetadata(fsys, pdir)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			if err := WritePartitionMetadata(fsys, pdir, t.ID); err != nil {
@@ -404,6 +402,34 @@ func (c *Catalog) ensureDirs(t Topic, from int32) error {
 		return fsys.SyncDir(c.store.Dir())
 	}
 	return nil
+}
+
+// metadataReaders bounds the partition.metadata files goodMetadata
+// reads at once.
+const metadataReaders = 8
+
+// goodMetadata says, for each partition of t from from on, whether its
+// directory's partition.metadata names t's id: read several at once, as
+// every open of a store of thousands of partitions reads them all.
+func (c *Catalog) goodMetadata(t Topic, from int32) []bool {
+	n := int(t.Partitions - from)
+	good := make([]bool, max(n, 0))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(metadataReaders, n) {
+		wg.Go(func() {
+			for i := range next {
+				id, err := ReadPartitionMetadata(c.store.FS(), c.partitionDir(t.Name, from+int32(i)))
+				good[i] = err == nil && id == t.ID
+			}
+		})
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return good
 }
 
 func (c *Catalog) partitionDir(topic string, p int32) string {
