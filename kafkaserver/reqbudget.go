@@ -16,7 +16,8 @@ import (
 // A request is charged at once, before its buffer is allocated, for
 // the most a request of its key and size may cost, not only its
 // frame's bytes: a Produce 1+produceDecodeFactor times its frame (plus
-// produceDecodeSlack), any other request otherDecodeFactor times (kmsg
+// produceDecodeSlack, or less for a frame too small to hold that many
+// topics and partitions), any other request otherDecodeFactor times (kmsg
 // allocates arrays by their counts, a couple of bytes each;
 // maxOtherRequestBytes keeps those frames small). Once
 // checkProduceShape has counted a Produce's topics and partitions
@@ -45,10 +46,18 @@ func (c *conn) requestCharge(key int16, n int64) int64 {
 		return 2 * n
 	}
 	if key == produceKey {
-		return n*(1+produceDecodeFactor) + produceDecodeSlack
+		// What checkProduceShape lets through, and no more than a
+		// frame of that size can hold: a topic or partition is 3 bytes
+		// at the least, so a small frame is not charged the slack.
+		return n + min(n*produceDecodeFactor+produceDecodeSlack, n/minProduceElement*int64(produceElementBytes))
 	}
 	return n * otherDecodeFactor
 }
+
+// minProduceElement is the fewest bytes a Produce topic or partition is
+// encoded in (a flexible topic of an empty name, no partitions and no
+// tags).
+const minProduceElement = 3
 
 // requestBudget is the server's budget of request bytes in flight.
 type requestBudget struct {
