@@ -140,6 +140,13 @@ func (s *Server) openConcurrently(topics []kmsg.ProduceRequestTopic) {
 		topic     string
 		partition int32
 	}
+	n := 0
+	for _, t := range topics {
+		n += len(t.Partitions)
+	}
+	if n < 2 {
+		return // the common request of one partition: no lookup twice
+	}
 	var closed []tp
 	for _, t := range topics {
 		for _, p := range t.Partitions {

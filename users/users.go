@@ -41,6 +41,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -305,18 +306,8 @@ func (f *File) List() ([]User, error) {
 		return nil, err
 	}
 	out := slices.Clone(f.users)
-	slices.SortFunc(out, func(a, b User) int { return cmpString(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b User) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // Lookup returns name's credential for mech, reading the file again if

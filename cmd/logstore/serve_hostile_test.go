@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"fmt"
 	"io"
 	"net"
 	"os"
@@ -123,5 +122,3 @@ func TestServeHostileProducers(t *testing.T) {
 type stringer func() string
 
 func (f stringer) String() string { return f() }
-
-var _ fmt.Stringer = stringer(nil)
