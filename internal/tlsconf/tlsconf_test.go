@@ -228,11 +228,18 @@ func copyFile(t *testing.T, src, dst string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(dst, b, 0o600); err != nil {
+	// Written aside, its time set, then renamed over dst: a watcher
+	// ticking meanwhile sees the old file or the new one, never the
+	// new bytes with a time still to change (two changes, two reloads).
+	tmp := dst + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	mod := fi.ModTime().Add(time.Second)
-	if err := os.Chtimes(dst, mod, mod); err != nil {
+	if err := os.Chtimes(tmp, mod, mod); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, dst); err != nil {
 		t.Fatal(err)
 	}
 }
