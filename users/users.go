@@ -355,36 +355,11 @@ func (f *File) Update(ctx context.Context, fn func([]User) ([]User, error)) erro
 	if err != nil {
 		return err
 	}
-	if err := writeDurably(f.Path(), append(data, '\n')); err != nil {
+	if err := fileutil.WriteFileDurably(f.Path(), append(data, '\n'), 0o600); err != nil {
 		return err
 	}
 	f.users, f.stamp = users, f.statFile()
 	return nil
-}
-
-// writeDurably replaces path with data: a temporary file fsynced,
-// renamed over path, the directory fsynced.
-func writeDurably(path string, data []byte) error {
-	tmp := path + ".tmp"
-	fh, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return err
-	}
-	_, err = fh.Write(data)
-	if err == nil {
-		err = fh.Sync()
-	}
-	if cerr := fh.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return fileutil.SyncDir(filepath.Dir(path))
 }
 
 // Set gives name a new credential for mech (replacing one it had), in
