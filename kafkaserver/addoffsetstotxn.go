@@ -40,6 +40,10 @@ func handleAddOffsetsToTxn(s *Server, c *conn, req kmsg.Request, p *pending) err
 		resp.ErrorCode = kerr.InvalidRequest.Code
 	case r.Group == "":
 		resp.ErrorCode = kerr.InvalidGroupID.Code
+	case s.txnIDCode(c, kmsg.ACLOperationWrite, r.TransactionalID) != errNone:
+		resp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
+	case s.groupCode(c, kmsg.ACLOperationRead, r.Group) != errNone:
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
 	default:
 		resp.ErrorCode = fencedBefore(s.txnCode("AddOffsetsToTxn", r.TransactionalID,
 			s.txn.AddPartitionsDurable(r.TransactionalID, r.ProducerID, r.ProducerEpoch, []txncoord.TopicPartition{offsetsPartition(r.Group)})), r.Version, 2)

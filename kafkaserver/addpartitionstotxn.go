@@ -31,13 +31,19 @@ func handleAddPartitionsToTxn(s *Server, c *conn, req kmsg.Request, p *pending) 
 	resp := r.ResponseKind().(*kmsg.AddPartitionsToTxnResponse)
 	p.resp = resp
 	var tps []txncoord.TopicPartition
-	unknown := make(map[txncoord.TopicPartition]bool)
+	// unknown holds the partitions that fail the request: 3 for one that
+	// does not exist, 29 for one of a topic c may not WRITE (checked
+	// first, as Kafka does); the others are then 55.
+	unknown := make(map[txncoord.TopicPartition]int16)
 	for _, rt := range r.Topics {
 		t, ok := s.cat.Topic(rt.Topic)
+		denied := s.topicCode(c, kmsg.ACLOperationWrite, rt.Topic)
 		for _, pn := range rt.Partitions {
 			tp := txncoord.TopicPartition{Topic: rt.Topic, Partition: pn}
-			if !ok || pn < 0 || pn >= t.Partitions {
-				unknown[tp] = true
+			if denied != errNone {
+				unknown[tp] = denied
+			} else if !ok || pn < 0 || pn >= t.Partitions {
+				unknown[tp] = errUnknownTopicOrPartition
 			}
 			tps = append(tps, tp)
 		}
@@ -46,6 +52,8 @@ func handleAddPartitionsToTxn(s *Server, c *conn, req kmsg.Request, p *pending) 
 	switch {
 	case r.TransactionalID == "":
 		code = kerr.InvalidRequest.Code
+	case s.txnIDCode(c, kmsg.ACLOperationWrite, r.TransactionalID) != errNone:
+		code = kerr.TransactionalIDAuthorizationFailed.Code
 	case len(unknown) > 0:
 	case len(tps) == 0:
 		// Nothing to add and nothing to answer.
@@ -62,8 +70,8 @@ func handleAddPartitionsToTxn(s *Server, c *conn, req kmsg.Request, p *pending) 
 			sp.ErrorCode = code
 			if len(unknown) > 0 && code == errNone {
 				sp.ErrorCode = kerr.OperationNotAttempted.Code
-				if unknown[txncoord.TopicPartition{Topic: rt.Topic, Partition: *pn}] {
-					sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+				if u, ok := unknown[txncoord.TopicPartition{Topic: rt.Topic, Partition: *pn}]; ok {
+					sp.ErrorCode = u
 				}
 			}
 			p.setErr(sp.ErrorCode)

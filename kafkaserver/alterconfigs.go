@@ -80,7 +80,7 @@ func handleAlterConfigs(s *Server, c *conn, req kmsg.Request, p *pending) error 
 		for i, cfg := range rr.Configs {
 			ops[i] = configOp{name: cfg.Name, op: kmsg.IncrementalAlterConfigOpSet, value: cfg.Value}
 		}
-		sr.ErrorCode, sr.ErrorMessage = s.answerAlter(dup, rr.ResourceType, rr.ResourceName, ops, false, r.ValidateOnly, p)
+		sr.ErrorCode, sr.ErrorMessage = s.answerAlter(c, dup, rr.ResourceType, rr.ResourceName, ops, false, r.ValidateOnly, p)
 	})
 	return nil
 }
@@ -88,9 +88,11 @@ func handleAlterConfigs(s *Server, c *conn, req kmsg.Request, p *pending) error 
 // answerAlter answers one resource of an alter request: 42 for a
 // resource the request names twice, else alterResource's answer, with a
 // null message on success; p notes the code.
-func (s *Server) answerAlter(dup map[configResource]bool, typ kmsg.ConfigResourceType, name string, ops []configOp, incremental, validateOnly bool, p *pending) (int16, *string) {
+func (s *Server) answerAlter(c *conn, dup map[configResource]bool, typ kmsg.ConfigResourceType, name string, ops []configOp, incremental, validateOnly bool, p *pending) (int16, *string) {
 	code, msg := kerr.InvalidRequest.Code, "Each resource must appear at most once."
-	if !dup[configResource{typ, name}] {
+	if denied := s.configCode(c, typ, name, kmsg.ACLOperationAlterConfigs); denied != errNone {
+		code, msg = denied, "not authorized to alter the configs of "+name
+	} else if !dup[configResource{typ, name}] {
 		code, msg = s.alterResource(typ, name, ops, incremental, validateOnly)
 	}
 	p.setErr(code)

@@ -52,7 +52,7 @@ func handleCreatePartitions(s *Server, c *conn, req kmsg.Request, p *pending) er
 		var msg string
 		if n > 1 {
 			code, msg = kerr.InvalidRequest.Code, "Duplicate topic name."
-		} else {
+		} else if code = s.topicCode(c, kmsg.ACLOperationAlter, rt.Topic); code == errNone {
 			code, msg = s.createPartitions(rt, r.ValidateOnly)
 		}
 		st.ErrorCode = code

@@ -35,7 +35,10 @@ func handleCreateTopics(s *Server, c *conn, req kmsg.Request, p *pending) error 
 		st := kmsg.NewCreateTopicsResponseTopic()
 		st.Topic = rt.Topic
 		st.NumPartitions, st.ReplicationFactor = -1, -1
-		code, msg := s.createTopic(&rt, &st, r.ValidateOnly)
+		code, msg := kerr.TopicAuthorizationFailed.Code, ""
+		if s.mayCreateTopic(c, rt.Topic) {
+			code, msg = s.createTopic(&rt, &st, r.ValidateOnly)
+		}
 		st.ErrorCode = code
 		if msg != "" {
 			st.ErrorMessage = &msg

@@ -25,21 +25,32 @@ func handleDeleteGroups(s *Server, c *conn, req kmsg.Request, p *pending) error 
 	r := req.(*kmsg.DeleteGroupsRequest)
 	resp := r.ResponseKind().(*kmsg.DeleteGroupsResponse)
 	p.resp = resp
-	for _, g := range r.Groups {
+	// The groups c may DELETE go to the coordinator (at[i] is the
+	// answer of allowed[i]); the others are answered 30.
+	var allowed []string
+	var at []int
+	for i, g := range r.Groups {
 		rg := kmsg.NewDeleteGroupsResponseGroup()
 		rg.Group = g
+		if rg.ErrorCode = s.groupCode(c, kmsg.ACLOperationDelete, g); rg.ErrorCode == errNone {
+			allowed, at = append(allowed, g), append(at, i)
+		}
+		p.setErr(rg.ErrorCode)
 		resp.Groups = append(resp.Groups, rg)
 	}
+	if len(allowed) == 0 {
+		return nil
+	}
 	complete := c.answerLater(p, func() {
-		for i := range resp.Groups {
+		for _, i := range at {
 			resp.Groups[i].ErrorCode = kerr.NotCoordinator.Code
 		}
 		p.setErr(kerr.NotCoordinator.Code)
 	})
-	s.groups.DeleteGroups(r.Groups, func(codes []groupcoord.Code) {
+	s.groups.DeleteGroups(allowed, func(codes []groupcoord.Code) {
 		complete(func() {
 			for i, code := range codes {
-				resp.Groups[i].ErrorCode = int16(code)
+				resp.Groups[at[i]].ErrorCode = int16(code)
 				p.setErr(int16(code))
 			}
 		})

@@ -33,10 +33,14 @@ func handleDeleteRecords(s *Server, c *conn, req kmsg.Request, p *pending) error
 	resp.Topics = answerEach(r.Topics, func(rt *kmsg.DeleteRecordsRequestTopic, st *kmsg.DeleteRecordsResponseTopic) {
 		*st = kmsg.NewDeleteRecordsResponseTopic()
 		st.Topic = rt.Topic
+		denied := s.topicCode(c, kmsg.ACLOperationDelete, rt.Topic)
 		st.Partitions = answerEach(rt.Partitions, func(rp *kmsg.DeleteRecordsRequestTopicPartition, sp *kmsg.DeleteRecordsResponseTopicPartition) {
 			*sp = kmsg.NewDeleteRecordsResponseTopicPartition()
 			sp.Partition = rp.Partition
-			sp.LowWatermark, sp.ErrorCode = s.deleteRecords(rt.Topic, rp.Partition, rp.Offset)
+			sp.LowWatermark, sp.ErrorCode = -1, denied
+			if denied == errNone {
+				sp.LowWatermark, sp.ErrorCode = s.deleteRecords(rt.Topic, rp.Partition, rp.Offset)
+			}
 			p.setErr(sp.ErrorCode)
 		})
 	})

@@ -50,6 +50,9 @@ func handleDeleteTopics(s *Server, c *conn, req kmsg.Request, p *pending) error 
 			}
 		}
 		if st.ErrorCode == errNone {
+			st.ErrorCode = s.topicCode(c, kmsg.ACLOperationDelete, name)
+		}
+		if st.ErrorCode == errNone {
 			t, err := s.cat.DeleteTopic(name)
 			if err != nil {
 				st.ErrorCode = topicErrorCode(err)

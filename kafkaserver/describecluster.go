@@ -29,6 +29,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/logstore/logstore/acl"
 )
 
 // Kafka's endpoint types (KIP-919, EndpointType.java).
@@ -83,7 +85,7 @@ func handleDescribeCluster(s *Server, c *conn, req kmsg.Request, p *pending) err
 	resp.ControllerID = nodeID
 	resp.ClusterAuthorizedOperations = math.MinInt32
 	if r.IncludeClusterAuthorizedOperations {
-		resp.ClusterAuthorizedOperations = clusterAuthorizedOperations
+		resp.ClusterAuthorizedOperations = s.authorizedOps(c, kmsg.ACLResourceTypeCluster, acl.ClusterName, clusterAuthorizedOperations)
 	}
 	b := kmsg.NewDescribeClusterResponseBroker()
 	b.NodeID = nodeID

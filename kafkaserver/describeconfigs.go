@@ -73,12 +73,14 @@ func handleDescribeConfigs(s *Server, c *conn, req kmsg.Request, p *pending) err
 		}
 		var code int16
 		var msg string
-		switch rr.ResourceType {
-		case kmsg.ConfigResourceTypeTopic:
+		switch denied := s.configCode(c, rr.ResourceType, rr.ResourceName, kmsg.ACLOperationDescribeConfigs); {
+		case denied != errNone:
+			code, msg = denied, "not authorized to describe the configs of "+rr.ResourceName
+		case rr.ResourceType == kmsg.ConfigResourceTypeTopic:
 			code, msg = d.topic(s, rr.ResourceName, sr)
-		case kmsg.ConfigResourceTypeBroker:
+		case rr.ResourceType == kmsg.ConfigResourceTypeBroker:
 			code, msg = d.broker(s, rr.ResourceName, sr)
-		case kmsg.ConfigResourceTypeBrokerLogger:
+		case rr.ResourceType == kmsg.ConfigResourceTypeBrokerLogger:
 			code, msg = kerr.InvalidRequest.Code, "logstore has no broker loggers to describe"
 		default:
 			code, msg = kerr.InvalidRequest.Code, "unsupported resource type "+strconv.Itoa(int(rr.ResourceType))

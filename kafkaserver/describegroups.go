@@ -34,9 +34,15 @@ func handleDescribeGroups(s *Server, c *conn, req kmsg.Request, p *pending) erro
 	for _, d := range s.groups.Describe(r.Groups) {
 		rg := kmsg.NewDescribeGroupsResponseGroup()
 		rg.Group, rg.ErrorCode = d.Group, int16(d.Code)
+		if code := s.groupCode(c, kmsg.ACLOperationDescribe, d.Group); code != errNone {
+			rg.ErrorCode = code
+			p.setErr(code)
+			resp.Groups = append(resp.Groups, rg)
+			continue
+		}
 		rg.State, rg.ProtocolType, rg.Protocol = d.State.String(), d.ProtocolType, d.Protocol
 		if r.Version >= 3 && r.IncludeAuthorizedOperations {
-			rg.AuthorizedOperations = groupAuthorizedOperations
+			rg.AuthorizedOperations = s.authorizedOps(c, kmsg.ACLResourceTypeGroup, d.Group, groupAuthorizedOperations)
 		}
 		for _, m := range d.Members {
 			rm := kmsg.NewDescribeGroupsResponseGroupMember()

@@ -41,6 +41,14 @@ func handleDescribeLogDirs(s *Server, c *conn, req kmsg.Request, p *pending) err
 	r := req.(*kmsg.DescribeLogDirsRequest)
 	resp := r.ResponseKind().(*kmsg.DescribeLogDirsResponse)
 	p.resp = resp
+	if code := s.clusterCode(c, kmsg.ACLOperationDescribe); code != errNone {
+		// Kafka: no directories, and 31 from v3, which has the field.
+		if r.Version >= 3 {
+			resp.ErrorCode = code
+		}
+		p.setErr(code)
+		return nil
+	}
 
 	// asked: the partitions asked for by topic; nil for all of them.
 	var asked map[string]map[int32]bool

@@ -28,11 +28,16 @@ func handleDescribeProducers(s *Server, c *conn, req kmsg.Request, p *pending) e
 	resp.Topics = answerEach(r.Topics, func(rt *kmsg.DescribeProducersRequestTopic, st *kmsg.DescribeProducersResponseTopic) {
 		*st = kmsg.NewDescribeProducersResponseTopic()
 		st.Topic = rt.Topic
+		denied := s.topicCode(c, kmsg.ACLOperationRead, rt.Topic)
 		st.Partitions = answerEach(rt.Partitions, func(partition *int32, sp *kmsg.DescribeProducersResponseTopicPartition) {
 			*sp = kmsg.NewDescribeProducersResponseTopicPartition()
 			sp.Partition = *partition
 			sp.ActiveProducers = []kmsg.DescribeProducersResponseTopicPartitionActiveProducer{}
-			part, code := s.partition(rt.Topic, *partition, false)
+			var part *logstore.Partition
+			code := denied
+			if code == errNone {
+				part, code = s.partition(rt.Topic, *partition, false)
+			}
 			if code == errNone {
 				sp.ActiveProducers = activeProducers(part, sp.ActiveProducers)
 			}

@@ -79,6 +79,16 @@ func handleDescribeTopicPartitions(s *Server, c *conn, req kmsg.Request, p *pend
 		}
 		st := kmsg.NewDescribeTopicPartitionsResponseTopic()
 		st.Topic = strPtr(name)
+		if code := s.topicCode(c, kmsg.ACLOperationDescribe, name); code != errNone {
+			// Left out of all topics; named, 29 whether it exists
+			// or not, as Kafka answers.
+			if !all {
+				st.ErrorCode = code
+				p.setErr(code)
+				resp.Topics = append(resp.Topics, st)
+			}
+			continue
+		}
 		t, ok := s.cat.Topic(name)
 		if !ok {
 			if all {
@@ -93,7 +103,7 @@ func handleDescribeTopicPartitions(s *Server, c *conn, req kmsg.Request, p *pend
 			continue
 		}
 		st.TopicID = t.ID
-		st.AuthorizedOperations = topicAuthorizedOperations
+		st.AuthorizedOperations = s.authorizedOps(c, kmsg.ACLResourceTypeTopic, name, topicAuthorizedOperations)
 		start := int32(0)
 		if r.Cursor != nil && name == r.Cursor.Topic {
 			start = r.Cursor.Partition

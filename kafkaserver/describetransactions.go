@@ -31,6 +31,8 @@ func handleDescribeTransactions(s *Server, c *conn, req kmsg.Request, p *pending
 		switch {
 		case id == "":
 			st.ErrorCode = kerr.InvalidRequest.Code
+		case s.txnIDCode(c, kmsg.ACLOperationDescribe, id) != errNone:
+			st.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
 		case !ok:
 			st.ErrorCode = kerr.TransactionalIDNotFound.Code
 		default:

@@ -88,6 +88,10 @@ func init() {
 		{key: saslAuthenticateKey, name: "SaslAuthenticate", min: 0, max: 2, handle: handleSASLAuthenticate},
 		{key: 50, name: "DescribeUserScramCredentials", min: 0, max: 0, handle: handleDescribeUserScramCredentials},
 		{key: 51, name: "AlterUserScramCredentials", min: 0, max: 0, handle: handleAlterUserScramCredentials},
+		// Authorization (authz.go).
+		{key: 29, name: "DescribeAcls", min: 0, max: 3, handle: handleDescribeAcls},
+		{key: 30, name: "CreateAcls", min: 0, max: 3, handle: handleCreateAcls},
+		{key: 31, name: "DeleteAcls", min: 0, max: 3, handle: handleDeleteAcls},
 		{key: 75, name: "DescribeTopicPartitions", min: 0, max: 0, handle: handleDescribeTopicPartitions},
 		{key: 60, name: "DescribeCluster", min: 0, max: 1, handle: handleDescribeCluster},
 		{key: 35, name: "DescribeLogDirs", min: 0, max: 4, handle: handleDescribeLogDirs},

@@ -33,6 +33,10 @@ func handleEndTxn(s *Server, c *conn, req kmsg.Request, p *pending) error {
 		p.setErr(resp.ErrorCode)
 		return nil
 	}
+	if resp.ErrorCode = s.txnIDCode(c, kmsg.ACLOperationWrite, r.TransactionalID); resp.ErrorCode != errNone {
+		p.setErr(resp.ErrorCode)
+		return nil
+	}
 	complete := c.answerLater(p, nil)
 	go complete(s.txnCall(func() {
 		err := s.txn.EndTxn(r.TransactionalID, r.ProducerID, r.ProducerEpoch, r.Commit)

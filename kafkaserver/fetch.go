@@ -59,6 +59,7 @@ func handleFetch(s *Server, c *conn, req kmsg.Request, p *pending) error {
 		return nil
 	}
 	f := &fetch{s: s, c: c, r: r, resp: resp}
+	f.codes = topicCodes(s, c, kmsg.ACLOperationRead, r.Topics, func(t *kmsg.FetchRequestTopic) string { return t.Topic })
 	n, parts, failed := f.build()
 	if failed || n >= int(r.MinBytes) || r.MaxWaitMillis <= 0 || len(parts) == 0 {
 		f.setErr(p)
@@ -77,6 +78,10 @@ type fetch struct {
 	c    *conn
 	r    *kmsg.FetchRequest
 	resp *kmsg.FetchResponse
+	// codes are the topics' authorization, READ (topicCodes): a
+	// partition of a topic not allowed is answered 29, and the fetch
+	// waits for the others as Kafka's does.
+	codes map[string]int16
 	fetchBufs
 }
 
@@ -121,7 +126,8 @@ func (f *fetch) maxBytes() int {
 // before it, first whether none of them has data (then it gets at least
 // a batch, KIP-74). It returns the partition read (nil when the lookup
 // answered an error), the record bytes it put in, and whether it
-// answered an error.
+// answered an error that answers the fetch at once (all but a 29,
+// which Kafka answers with the others, after their wait).
 func (f *fetch) fill(sp *kmsg.FetchResponseTopicPartition, topic string, rp *kmsg.FetchRequestTopicPartition, remaining int, first bool) (part *logstore.Partition, n int, failed bool) {
 	*sp = kmsg.NewFetchResponseTopicPartition()
 	sp.Partition = rp.Partition
@@ -130,6 +136,10 @@ func (f *fetch) fill(sp *kmsg.FetchResponseTopicPartition, topic string, rp *kms
 	// Empty, never null: librdkafka fails to parse a null record set
 	// ("invalid MessageSetSize -1"), and Kafka sends an empty one.
 	sp.RecordBatches = []byte{}
+	if code := f.codes[topic]; code != errNone {
+		sp.ErrorCode = code
+		return nil, 0, false
+	}
 	part, code := f.s.partition(topic, rp.Partition, false)
 	if code == errNone && f.r.Version >= 9 {
 		code = leaderEpochCode(rp.CurrentLeaderEpoch, part)

@@ -50,16 +50,34 @@ func handleFindCoordinator(s *Server, c *conn, req kmsg.Request, p *pending) err
 		node = -1
 		p.setErr(code)
 	}
+	// denied is the answer for a key c may not DESCRIBE, as Kafka's:
+	// 30 for a group, 53 for a transactional id, and no node.
+	denied := func(key string) int16 {
+		if code != errNone {
+			return errNone
+		}
+		if r.CoordinatorType == coordinatorGroup {
+			return s.groupCode(c, kmsg.ACLOperationDescribe, key)
+		}
+		return s.txnIDCode(c, kmsg.ACLOperationDescribe, key)
+	}
 	if r.Version < 4 {
 		resp.ErrorCode, resp.NodeID, resp.Host, resp.Port = code, node, host, port
 		if code != errNone {
 			resp.ErrorMessage = strPtr("key type " + strconv.Itoa(int(r.CoordinatorType)) + " has no coordinator here")
+		} else if d := denied(r.CoordinatorKey); d != errNone {
+			resp.ErrorCode, resp.NodeID, resp.Host, resp.Port = d, -1, "", -1
+			p.setErr(d)
 		}
 	} else {
 		for _, key := range r.CoordinatorKeys {
 			co := kmsg.NewFindCoordinatorResponseCoordinator()
 			co.Key = key
 			co.ErrorCode, co.NodeID, co.Host, co.Port = code, node, host, port
+			if d := denied(key); d != errNone {
+				co.ErrorCode, co.NodeID, co.Host, co.Port = d, -1, "", -1
+				p.setErr(d)
+			}
 			resp.Coordinators = append(resp.Coordinators, co)
 		}
 	}

@@ -16,6 +16,11 @@ func handleHeartbeat(s *Server, c *conn, req kmsg.Request, p *pending) error {
 	r := req.(*kmsg.HeartbeatRequest)
 	resp := r.ResponseKind().(*kmsg.HeartbeatResponse)
 	p.resp = resp
+	if code := s.groupCode(c, kmsg.ACLOperationRead, r.Group); code != errNone {
+		resp.ErrorCode = code
+		p.setErr(code)
+		return nil
+	}
 	resp.ErrorCode = int16(s.groups.Heartbeat(r.Group, r.MemberID, str(r.InstanceID), r.Generation))
 	p.setErr(resp.ErrorCode)
 	return nil

@@ -40,7 +40,7 @@ func handleIncrementalAlterConfigs(s *Server, c *conn, req kmsg.Request, p *pend
 		for i, cfg := range rr.Configs {
 			ops[i] = configOp{name: cfg.Name, op: cfg.Op, value: cfg.Value}
 		}
-		sr.ErrorCode, sr.ErrorMessage = s.answerAlter(dup, rr.ResourceType, rr.ResourceName, ops, true, r.ValidateOnly, p)
+		sr.ErrorCode, sr.ErrorMessage = s.answerAlter(c, dup, rr.ResourceType, rr.ResourceName, ops, true, r.ValidateOnly, p)
 	})
 	return nil
 }

@@ -38,8 +38,21 @@ func handleInitProducerID(s *Server, c *conn, req kmsg.Request, p *pending) erro
 	resp := r.ResponseKind().(*kmsg.InitProducerIDResponse)
 	p.resp = resp
 	resp.ProducerID, resp.ProducerEpoch = -1, -1
+	// Authorization, as Kafka's: WRITE on the transactional id (53);
+	// an idempotent producer needs IDEMPOTENT_WRITE on the cluster or
+	// WRITE on some topic (31).
 	if r.TransactionalID != nil {
+		if resp.ErrorCode = s.txnIDCode(c, kmsg.ACLOperationWrite, *r.TransactionalID); resp.ErrorCode != errNone {
+			p.setErr(resp.ErrorCode)
+			return nil
+		}
 		s.initTransactional(c, r, resp, p)
+		return nil
+	}
+	if a := s.cfg.Authorizer; a != nil && s.clusterCode(c, kmsg.ACLOperationIdempotentWrite) != errNone &&
+		!a.AuthorizeAny(principalOf(c), c.ip, kmsg.ACLOperationWrite, kmsg.ACLResourceTypeTopic) {
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+		p.setErr(resp.ErrorCode)
 		return nil
 	}
 	pid, err := s.cat.NewProducerID()

@@ -47,6 +47,12 @@ func handleJoinGroup(s *Server, c *conn, req kmsg.Request, p *pending) error {
 	r := req.(*kmsg.JoinGroupRequest)
 	resp := r.ResponseKind().(*kmsg.JoinGroupResponse)
 	p.resp = resp
+	if code := s.groupCode(c, kmsg.ACLOperationRead, r.Group); code != errNone {
+		resp.ErrorCode = code
+		resp.Generation = -1
+		p.setErr(code)
+		return nil
+	}
 	jr := groupcoord.JoinRequest{
 		Group: r.Group, MemberID: r.MemberID, InstanceID: str(r.InstanceID),
 		ClientID: p.clientID, ClientHost: clientHost(c),

@@ -21,6 +21,11 @@ func handleLeaveGroup(s *Server, c *conn, req kmsg.Request, p *pending) error {
 	r := req.(*kmsg.LeaveGroupRequest)
 	resp := r.ResponseKind().(*kmsg.LeaveGroupResponse)
 	p.resp = resp
+	if code := s.groupCode(c, kmsg.ACLOperationRead, r.Group); code != errNone {
+		resp.ErrorCode = code
+		p.setErr(code)
+		return nil
+	}
 	var members []groupcoord.LeaveMember
 	if r.Version < 3 {
 		members = []groupcoord.LeaveMember{{MemberID: r.MemberID}}

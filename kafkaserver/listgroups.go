@@ -47,7 +47,13 @@ func handleListGroups(s *Server, c *conn, req kmsg.Request, p *pending) error {
 	}) {
 		return nil
 	}
+	// Every group for who may DESCRIBE the cluster, else those it may
+	// DESCRIBE, as Kafka lists.
+	everyGroup := s.clusterCode(c, kmsg.ACLOperationDescribe) == errNone
 	for _, g := range s.groups.List(states) {
+		if !everyGroup && s.groupCode(c, kmsg.ACLOperationDescribe, g.Group) != errNone {
+			continue
+		}
 		rg := kmsg.NewListGroupsResponseGroup()
 		rg.Group, rg.ProtocolType, rg.GroupState = g.Group, g.ProtocolType, g.State.String()
 		rg.GroupType = groupTypeClassic

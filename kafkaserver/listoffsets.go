@@ -63,11 +63,16 @@ func handleListOffsets(s *Server, c *conn, req kmsg.Request, p *pending) error {
 	resp.Topics = answerEach(r.Topics, func(rt *kmsg.ListOffsetsRequestTopic, st *kmsg.ListOffsetsResponseTopic) {
 		*st = kmsg.NewListOffsetsResponseTopic()
 		st.Topic = rt.Topic
+		denied := s.topicCode(c, kmsg.ACLOperationDescribe, rt.Topic)
 		st.Partitions = answerEach(rt.Partitions, func(rp *kmsg.ListOffsetsRequestTopicPartition, sp *kmsg.ListOffsetsResponseTopicPartition) {
 			*sp = kmsg.NewListOffsetsResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, -1, -1
-			part, code := s.partition(rt.Topic, rp.Partition, false)
+			var part *logstore.Partition
+			code := denied
+			if code == errNone {
+				part, code = s.partition(rt.Topic, rp.Partition, false)
+			}
 			if code == errNone && r.Version >= 4 {
 				code = leaderEpochCode(rp.CurrentLeaderEpoch, part)
 			}

@@ -50,6 +50,8 @@ func handleListTransactions(s *Server, c *conn, req kmsg.Request, p *pending) er
 		switch {
 		case tx.State == "Dead":
 			continue
+		case s.txnIDCode(c, kmsg.ACLOperationDescribe, tx.TransactionalID) != errNone:
+			continue
 		case len(r.ProducerIDFilters) > 0 && !slices.Contains(r.ProducerIDFilters, tx.ProducerID):
 			continue
 		case len(r.StateFilters) > 0 && !slices.Contains(states, tx.State):

@@ -7,8 +7,9 @@ package kafkaserver
 //   - v2: the cluster id. v4: AllowAutoTopicCreation (before v4 a
 //     request may always create). v5: offline replicas (none).
 //   - v7: each partition's leader epoch (0). v8 (KIP-430): authorized
-//     operations when asked for, as Kafka answers with no authorizer:
-//     every operation of the cluster (v8-10) and of each topic found.
+//     operations when asked for: of the cluster (v8-10, when it may
+//     DESCRIBE it) and of each topic found, those the client may do
+//     (every one without an authorizer).
 //   - v9: flexible. v10 (KIP-516): topic ids. A topic asked by id (a null
 //     name) is served at any version, as Kafka serves it from v12.
 //   - v11: the cluster's authorized operations gone.
@@ -28,6 +29,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/logstore/logstore"
+	"github.com/logstore/logstore/acl"
 )
 
 // nodeID is this broker's node id: the only one, leader of every
@@ -52,23 +54,37 @@ func handleMetadata(s *Server, c *conn, req kmsg.Request, p *pending) error {
 	cluster := s.cat.ClusterID()
 	resp.ClusterID = &cluster
 	resp.ControllerID = nodeID
-	if r.Version >= 8 && r.Version <= 10 && r.IncludeClusterAuthorizedOperations {
-		resp.AuthorizedOperations = clusterAuthorizedOperations
+	if r.Version >= 8 && r.Version <= 10 && r.IncludeClusterAuthorizedOperations && s.clusterCode(c, kmsg.ACLOperationDescribe) == errNone {
+		resp.AuthorizedOperations = s.authorizedOps(c, kmsg.ACLResourceTypeCluster, acl.ClusterName, clusterAuthorizedOperations)
 	}
 	// topicOps fills in a found topic's authorized operations when they
 	// were asked for; a topic answered with an error keeps INT32_MIN, as
 	// in Kafka.
 	topicOps := func(mt kmsg.MetadataResponseTopic) kmsg.MetadataResponseTopic {
 		if r.Version >= 8 && r.IncludeTopicAuthorizedOperations && mt.ErrorCode == errNone {
-			mt.AuthorizedOperations = topicAuthorizedOperations
+			mt.AuthorizedOperations = s.authorizedOps(c, kmsg.ACLResourceTypeTopic, *mt.Topic, topicAuthorizedOperations)
 		}
+		return mt
+	}
+	// A topic c may not describe is left out of all topics, and
+	// answered 29 when named (by id: without its name), whether it
+	// exists or not, so that its existence is not told.
+	described := func(name string) bool {
+		return s.topicCode(c, kmsg.ACLOperationDescribe, name) == errNone
+	}
+	denied := func(name *string, id [16]byte) kmsg.MetadataResponseTopic {
+		mt := kmsg.NewMetadataResponseTopic()
+		mt.Topic, mt.TopicID, mt.ErrorCode = name, id, kerr.TopicAuthorizationFailed.Code
+		p.setErr(mt.ErrorCode)
 		return mt
 	}
 
 	all := r.Topics == nil || (r.Version == 0 && len(r.Topics) == 0)
 	if all {
 		for _, t := range s.cat.Topics() {
-			resp.Topics = append(resp.Topics, topicOps(s.metadataTopic(t)))
+			if described(t.Name) {
+				resp.Topics = append(resp.Topics, topicOps(s.metadataTopic(t)))
+			}
 		}
 	}
 	for _, rt := range r.Topics {
@@ -80,6 +96,9 @@ func handleMetadata(s *Server, c *conn, req kmsg.Request, p *pending) error {
 			for _, t := range s.cat.Topics() {
 				if t.ID == rt.TopicID {
 					mt = topicOps(s.metadataTopic(t))
+					if !described(t.Name) {
+						mt = denied(nil, t.ID)
+					}
 					break
 				}
 			}
@@ -88,8 +107,16 @@ func handleMetadata(s *Server, c *conn, req kmsg.Request, p *pending) error {
 			continue
 		}
 		name := *rt.Topic
+		if !described(name) {
+			resp.Topics = append(resp.Topics, denied(&name, [16]byte{}))
+			continue
+		}
 		t, ok := s.cat.Topic(name)
 		if !ok && s.cfg.AutoCreateTopics && (r.Version < 4 || r.AllowAutoTopicCreation) {
+			if !s.mayCreateTopic(c, name) {
+				resp.Topics = append(resp.Topics, denied(&name, [16]byte{}))
+				continue
+			}
 			var code int16
 			if t, code = s.autoCreate(name); code != errNone {
 				mt := kmsg.NewMetadataResponseTopic()

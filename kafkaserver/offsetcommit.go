@@ -36,12 +36,24 @@ func handleOffsetCommit(s *Server, c *conn, req kmsg.Request, p *pending) error 
 	}
 	// where[i] is the response partition of cr.Offsets[i].
 	var where []*kmsg.OffsetCommitResponseTopicPartition
+	// Authorization, as Kafka's: READ on the group (30 for every
+	// partition) and on each topic (29).
+	groupDenied := s.groupCode(c, kmsg.ACLOperationRead, r.Group)
 	resp.Topics = answerEach(r.Topics, func(t *kmsg.OffsetCommitRequestTopic, rt *kmsg.OffsetCommitResponseTopic) {
 		*rt = kmsg.NewOffsetCommitResponseTopic()
 		rt.Topic = t.Topic
+		denied := groupDenied
+		if denied == errNone {
+			denied = s.topicCode(c, kmsg.ACLOperationRead, t.Topic)
+		}
 		rt.Partitions = answerEach(t.Partitions, func(pt *kmsg.OffsetCommitRequestTopicPartition, rp *kmsg.OffsetCommitResponseTopicPartition) {
 			*rp = kmsg.NewOffsetCommitResponseTopicPartition()
 			rp.Partition = pt.Partition
+			if denied != errNone {
+				rp.ErrorCode = denied
+				p.setErr(denied)
+				return
+			}
 			if !s.partitionExists(t.Topic, pt.Partition) {
 				rp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 				p.setErr(rp.ErrorCode)

@@ -24,15 +24,25 @@ func handleOffsetDelete(s *Server, c *conn, req kmsg.Request, p *pending) error 
 	r := req.(*kmsg.OffsetDeleteRequest)
 	resp := r.ResponseKind().(*kmsg.OffsetDeleteResponse)
 	p.resp = resp
+	if code := s.groupCode(c, kmsg.ACLOperationDelete, r.Group); code != errNone {
+		resp.ErrorCode = code
+		p.setErr(code)
+		return nil
+	}
 	var tps []groupcoord.TopicPartition
 	// where[i] is the response partition of tps[i].
 	var where []*kmsg.OffsetDeleteResponseTopicPartition
 	resp.Topics = answerEach(r.Topics, func(t *kmsg.OffsetDeleteRequestTopic, rt *kmsg.OffsetDeleteResponseTopic) {
 		*rt = kmsg.NewOffsetDeleteResponseTopic()
 		rt.Topic = t.Topic
+		denied := s.topicCode(c, kmsg.ACLOperationRead, t.Topic)
 		rt.Partitions = answerEach(t.Partitions, func(pt *kmsg.OffsetDeleteRequestTopicPartition, rp *kmsg.OffsetDeleteResponseTopicPartition) {
 			*rp = kmsg.NewOffsetDeleteResponseTopicPartition()
 			rp.Partition = pt.Partition
+			if denied != errNone {
+				rp.ErrorCode = denied
+				return
+			}
 			if !s.partitionExists(t.Topic, pt.Partition) {
 				rp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 				return

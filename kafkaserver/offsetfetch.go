@@ -17,6 +17,7 @@ package kafkaserver
 // committed offset answers offset -1.
 
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/logstore/logstore/groupcoord"
@@ -37,7 +38,38 @@ func handleOffsetFetch(s *Server, c *conn, req kmsg.Request, p *pending) error {
 				}
 			}
 		}
-		return s.groups.Fetch(group, tps, r.RequireStable)
+		// Authorization, as Kafka's: DESCRIBE on the group (30; each
+		// partition asked for answers it too, which v0-1 need), and on
+		// each topic: one not allowed is left out of all offsets, and
+		// its partitions asked for are answered 29 with no offset.
+		if code := s.groupCode(c, kmsg.ACLOperationDescribe, group); code != errNone {
+			offs := make([]groupcoord.Offset, len(tps))
+			for i, tp := range tps {
+				offs[i] = groupcoord.Offset{TopicPartition: tp, Offset: -1, LeaderEpoch: -1, Code: groupcoord.Code(code)}
+			}
+			return offs, groupcoord.Code(code)
+		}
+		offs, code := s.groups.Fetch(group, tps, r.RequireStable)
+		if s.cfg.Authorizer == nil {
+			return offs, code
+		}
+		allowed := map[string]bool{}
+		kept := offs[:0]
+		for _, o := range offs {
+			ok, seen := allowed[o.Topic]
+			if !seen {
+				ok = s.topicCode(c, kmsg.ACLOperationDescribe, o.Topic) == errNone
+				allowed[o.Topic] = ok
+			}
+			if !ok {
+				if all {
+					continue
+				}
+				o = groupcoord.Offset{TopicPartition: o.TopicPartition, Offset: -1, LeaderEpoch: -1, Code: groupcoord.Code(kerr.TopicAuthorizationFailed.Code)}
+			}
+			kept = append(kept, o)
+		}
+		return kept, code
 	}
 	if r.Version < 8 {
 		topics, order := map[string][]int32{}, []string(nil)

@@ -37,9 +37,15 @@ func handleOffsetForLeaderEpoch(s *Server, c *conn, req kmsg.Request, p *pending
 	resp.Topics = answerEach(r.Topics, func(rt *kmsg.OffsetForLeaderEpochRequestTopic, st *kmsg.OffsetForLeaderEpochResponseTopic) {
 		*st = kmsg.NewOffsetForLeaderEpochResponseTopic()
 		st.Topic = rt.Topic
+		denied := s.topicCode(c, kmsg.ACLOperationDescribe, rt.Topic)
 		st.Partitions = answerEach(rt.Partitions, func(rp *kmsg.OffsetForLeaderEpochRequestTopicPartition, sp *kmsg.OffsetForLeaderEpochResponseTopicPartition) {
 			*sp = kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
 			sp.Partition = rp.Partition
+			if denied != errNone {
+				sp.ErrorCode = denied
+				p.setErr(denied)
+				return
+			}
 			part, code := s.partition(rt.Topic, rp.Partition, false)
 			if code == errNone && r.Version >= 2 {
 				code = leaderEpochCode(rp.CurrentLeaderEpoch, part)

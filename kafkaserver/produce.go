@@ -26,6 +26,7 @@ package kafkaserver
 // failureCode's (handlers.go); doc.go lists them.
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -61,8 +62,22 @@ func handleProduce(s *Server, c *conn, req kmsg.Request, p *pending) error {
 	p.resp = resp
 	var waits []ackWait
 	acksOK := r.Acks == 0 || r.Acks == 1 || r.Acks == -1
-	if acksOK {
-		s.openConcurrently(r.Topics)
+	// Authorization, as Kafka's: WRITE on the transactional id, else
+	// every partition is 53; WRITE on each topic, else its partitions
+	// are 29 (before any is looked up: nothing is created for them).
+	txnCode := errNone
+	if r.TransactionID != nil {
+		txnCode = s.txnIDCode(c, kmsg.ACLOperationWrite, *r.TransactionID)
+	}
+	codes := topicCodes(s, c, kmsg.ACLOperationWrite, r.Topics, func(t *kmsg.ProduceRequestTopic) string { return t.Topic })
+	for name, code := range codes {
+		// Creating a topic needs CREATE too.
+		if _, ok := s.cat.Topic(name); code == errNone && !ok && s.cfg.AutoCreateTopics && !s.mayCreateTopic(c, name) {
+			codes[name] = kerr.TopicAuthorizationFailed.Code
+		}
+	}
+	if acksOK && txnCode == errNone {
+		s.openConcurrently(r.Topics, codes)
 	}
 	resp.Topics = answerEach(r.Topics, func(rt *kmsg.ProduceRequestTopic, st *kmsg.ProduceResponseTopic) {
 		*st = kmsg.NewProduceResponseTopic()
@@ -71,7 +86,9 @@ func handleProduce(s *Server, c *conn, req kmsg.Request, p *pending) error {
 			*sp = kmsg.NewProduceResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = -1, -1, -1
-			if !acksOK {
+			if code := cmp.Or(txnCode, codes[rt.Topic]); code != errNone {
+				sp.ErrorCode = code
+			} else if !acksOK {
 				sp.ErrorCode = kerr.InvalidRequiredAcks.Code
 				if part, code := s.partition(rt.Topic, rp.Partition, false); code == errNone {
 					sp.LogStartOffset = part.StartOffset()
@@ -134,8 +151,9 @@ const openWorkers = 16
 // partitions (a test suite's first records) would otherwise wait for
 // them one after the other. The appends then find them open; an open
 // that fails here is tried again, and answered, by the append's own
-// lookup.
-func (s *Server) openConcurrently(topics []kmsg.ProduceRequestTopic) {
+// lookup. A topic whose code (codes, topicCodes) is not errNone is
+// left alone.
+func (s *Server) openConcurrently(topics []kmsg.ProduceRequestTopic, codes map[string]int16) {
 	type tp struct {
 		topic     string
 		partition int32
@@ -149,6 +167,9 @@ func (s *Server) openConcurrently(topics []kmsg.ProduceRequestTopic) {
 	}
 	var closed []tp
 	for _, t := range topics {
+		if codes[t.Topic] != errNone {
+			continue
+		}
 		for _, p := range t.Partitions {
 			if !s.store.IsOpen(t.Topic, p.Partition) {
 				closed = append(closed, tp{t.Topic, p.Partition})

@@ -26,6 +26,13 @@ import (
 // that listener's address.
 func startSASLServer(t *testing.T) (*testServer, string) {
 	t.Helper()
+	return startSASLServerWith(t, nil)
+}
+
+// startSASLServerWith is startSASLServer with edit changing the
+// server's Config, given the store, before the server starts.
+func startSASLServerWith(t *testing.T, edit func(*Config, *logstore.Store)) (*testServer, string) {
+	t.Helper()
 	store, err := logstore.Open(t.TempDir(), logstore.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -43,7 +50,11 @@ func startSASLServer(t *testing.T) (*testServer, string) {
 			t.Fatal(err)
 		}
 	}
-	ts := startServerOn(t, store, Config{Users: uf, AuthFailureDelay: 10 * time.Millisecond, GroupInitialRebalanceDelay: -1})
+	cfg := Config{Users: uf, AuthFailureDelay: 10 * time.Millisecond, GroupInitialRebalanceDelay: -1}
+	if edit != nil {
+		edit(&cfg, store)
+	}
+	ts := startServerOn(t, store, cfg)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -35,13 +35,20 @@ func scramNumber(m users.Mechanism) int8 {
 	return 0
 }
 
-// superUser says whether c's principal is one of Config.SuperUsers.
-func (s *Server) superUser(c *conn) bool {
+// mayManageUsers says whether c may do op (DESCRIBE, ALTER) on the
+// users: by the ACLs of the cluster when there is an authorizer (super
+// users may), else only a super user (Config.SuperUsers): where Kafka
+// without an authorizer lets anyone manage the credentials, logstore
+// does not.
+func (s *Server) mayManageUsers(c *conn, op kmsg.ACLOperation) bool {
+	if s.cfg.Authorizer != nil {
+		return s.clusterCode(c, op) == errNone
+	}
 	return c.principal != "" && slices.Contains(s.cfg.SuperUsers, c.principal)
 }
 
-func notSuperUser(c *conn) *string {
-	msg := fmt.Sprintf("principal %q is not a super user", c.principal)
+func notAuthorized(c *conn) *string {
+	msg := fmt.Sprintf("principal %q may not manage the users", principalOf(c))
 	return &msg
 }
 
@@ -49,8 +56,8 @@ func handleDescribeUserScramCredentials(s *Server, c *conn, req kmsg.Request, p 
 	r := req.(*kmsg.DescribeUserSCRAMCredentialsRequest)
 	resp := r.ResponseKind().(*kmsg.DescribeUserSCRAMCredentialsResponse)
 	p.resp = resp
-	if !s.superUser(c) || s.cfg.Users == nil {
-		resp.ErrorCode, resp.ErrorMessage = kerr.ClusterAuthorizationFailed.Code, notSuperUser(c)
+	if !s.mayManageUsers(c, kmsg.ACLOperationDescribe) || s.cfg.Users == nil {
+		resp.ErrorCode, resp.ErrorMessage = kerr.ClusterAuthorizationFailed.Code, notAuthorized(c)
 		p.setErr(resp.ErrorCode)
 		return nil
 	}
@@ -156,7 +163,7 @@ func handleAlterUserScramCredentials(s *Server, c *conn, req kmsg.Request, p *pe
 			}
 		}
 	}
-	authorized := s.superUser(c) && s.cfg.Users != nil
+	authorized := s.mayManageUsers(c, kmsg.ACLOperationAlter) && s.cfg.Users != nil
 	if authorized {
 		err := s.cfg.Users.Update(context.Background(), func(us []users.User) ([]users.User, error) {
 			for _, d := range deletes {
@@ -188,7 +195,7 @@ func handleAlterUserScramCredentials(s *Server, c *conn, req kmsg.Request, p *pe
 		res := kmsg.NewAlterUserSCRAMCredentialsResponseResult()
 		res.User = name
 		if !authorized {
-			res.ErrorCode, res.ErrorMessage = kerr.ClusterAuthorizationFailed.Code, notSuperUser(c)
+			res.ErrorCode, res.ErrorMessage = kerr.ClusterAuthorizationFailed.Code, notAuthorized(c)
 		} else {
 			res.ErrorCode, res.ErrorMessage = codes[name], msgs[name]
 		}

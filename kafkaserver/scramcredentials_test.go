@@ -10,6 +10,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
+
+	"github.com/logstore/logstore"
 )
 
 // TestUserScramCredentialsKadm: a super user adds a user with kadm (the
@@ -18,8 +20,7 @@ import (
 // refused with CLUSTER_AUTHORIZATION_FAILED, and Kafka's per-user errors
 // come back for a bad mechanism, iterations and a missing user.
 func TestUserScramCredentialsKadm(t *testing.T) {
-	ts, addr := startSASLServer(t)
-	ts.srv.cfg.SuperUsers = []string{"User:alice"}
+	_, addr := startSASLServerWith(t, func(cfg *Config, _ *logstore.Store) { cfg.SuperUsers = []string{"User:alice"} })
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	login := func(user, pass string) *kadm.Client {

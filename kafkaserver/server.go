@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/logstore/logstore"
+	"github.com/logstore/logstore/acl"
 	"github.com/logstore/logstore/groupcoord"
 	"github.com/logstore/logstore/metrics"
 	"github.com/logstore/logstore/txncoord"
@@ -79,6 +80,11 @@ type Config struct {
 	// "User:CN=...", a client certificate's subject) that may manage
 	// the users (AlterUserScramCredentials); Kafka's super.users.
 	SuperUsers []string
+	// Authorizer decides each request by the ACLs (see authz.go); nil
+	// allows every request to every client, as Kafka does without
+	// authorizer.class.name, and answers the ACL APIs with 54
+	// SECURITY_DISABLED.
+	Authorizer *acl.Authorizer
 	// AuthFailureDelay is how long a failed authentication waits
 	// before it is answered and its connection closed (Kafka's
 	// connection.failed.authentication.delay.ms); 0 is

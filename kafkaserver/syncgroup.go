@@ -28,6 +28,11 @@ func handleSyncGroup(s *Server, c *conn, req kmsg.Request, p *pending) error {
 	r := req.(*kmsg.SyncGroupRequest)
 	resp := r.ResponseKind().(*kmsg.SyncGroupResponse)
 	p.resp = resp
+	if code := s.groupCode(c, kmsg.ACLOperationRead, r.Group); code != errNone {
+		resp.ErrorCode = code
+		p.setErr(code)
+		return nil
+	}
 	sr := groupcoord.SyncRequest{
 		Group: r.Group, MemberID: r.MemberID, InstanceID: str(r.InstanceID), Generation: r.Generation,
 		ProtocolType: str(r.ProtocolType), Protocol: str(r.Protocol),

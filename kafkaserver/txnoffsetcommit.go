@@ -20,6 +20,8 @@ package kafkaserver
 // INVALID_REQUEST (42) for every other partition.
 
 import (
+	"cmp"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -39,12 +41,24 @@ func handleTxnOffsetCommit(s *Server, c *conn, req kmsg.Request, p *pending) err
 	}
 	// where[i] is the response partition of tr.Offsets[i].
 	var where []*kmsg.TxnOffsetCommitResponseTopicPartition
+	// Authorization, as Kafka's: WRITE on the transactional id (53 for
+	// every partition), READ on the group (30), READ on each topic (29).
+	reqDenied := cmp.Or(s.txnIDCode(c, kmsg.ACLOperationWrite, r.TransactionalID), s.groupCode(c, kmsg.ACLOperationRead, r.Group))
 	resp.Topics = answerEach(r.Topics, func(t *kmsg.TxnOffsetCommitRequestTopic, rt *kmsg.TxnOffsetCommitResponseTopic) {
 		*rt = kmsg.NewTxnOffsetCommitResponseTopic()
 		rt.Topic = t.Topic
+		denied := reqDenied
+		if denied == errNone {
+			denied = s.topicCode(c, kmsg.ACLOperationRead, t.Topic)
+		}
 		rt.Partitions = answerEach(t.Partitions, func(pt *kmsg.TxnOffsetCommitRequestTopicPartition, rp *kmsg.TxnOffsetCommitResponseTopicPartition) {
 			*rp = kmsg.NewTxnOffsetCommitResponseTopicPartition()
 			rp.Partition = pt.Partition
+			if denied != errNone {
+				rp.ErrorCode = denied
+				p.setErr(denied)
+				return
+			}
 			if !s.partitionExists(t.Topic, pt.Partition) {
 				rp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 				p.setErr(rp.ErrorCode)

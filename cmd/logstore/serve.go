@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/logstore/logstore"
+	"github.com/logstore/logstore/acl"
 	"github.com/logstore/logstore/groupcoord"
 	"github.com/logstore/logstore/internal/shutdown"
 	"github.com/logstore/logstore/internal/tlsconf"
@@ -49,6 +50,8 @@ type serveOptions struct {
 	allowUnauthed     bool
 	saslMechanisms    []string
 	superUsers        string
+	authorizer        string
+	allowIfNoACL      bool
 	metricsListen     string
 	sync              string
 	syncInterval      time.Duration
@@ -126,6 +129,15 @@ clients (PLAINTEXT, or SSL without --ssl-client-auth required) lets anyone
 who reaches it read and write every topic: serve refuses to start with one
 unless --allow-unauthenticated says it is meant.
 
+With --authorizer acl every request is checked against the ACLs of
+DIR/acls.json (see logstore acls; also CreateAcls, DescribeAcls, DeleteAcls
+over the wire), as Kafka's StandardAuthorizer checks them, with the
+principal a client authenticated as (User:NAME by SASL, User:CN=... by its
+client certificate, User:ANONYMOUS else); --super-users may do anything. A
+resource no ACL matches is refused unless --allow-everyone-if-no-acl-found.
+Without it (--authorizer none, the default) every client may do everything,
+as in Kafka without an authorizer.
+
 With --metrics-listen it also serves Prometheus metrics over HTTP at
 /metrics (requests, produce outcomes, fsyncs, rolls, snapshots, recovery,
 producers per partition: see package metrics), and its ready line ends
@@ -158,6 +170,8 @@ clean shutdown mark) and exits 0. A second signal exits at once.`,
 	f.StringVar(&opts.advertise, "advertise", "", "`HOST:PORT` clients are told to dial in Metadata (default: the address they connected to)")
 	f.StringArrayVar(&opts.listeners, "listener", nil, "a listener as `NAME://HOST:PORT` (Kafka's listeners; repeat for more): PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL, or a name of --listener-security-protocol-map; instead of --listen")
 	f.StringVar(&opts.superUsers, "super-users", "", "`User:NAME;...` principals that may manage the users over the wire (AlterUserScramCredentials; Kafka's super.users): SASL users, or User:CN=... for client certificates")
+	f.StringVar(&opts.authorizer, "authorizer", "none", "`none` (every client may do everything) or acl (each request is checked against DIR/acls.json: see logstore acls)")
+	f.BoolVar(&opts.allowIfNoACL, "allow-everyone-if-no-acl-found", false, "with --authorizer acl, allow an action on a resource that no ACL matches (Kafka's allow.everyone.if.no.acl.found)")
 	f.StringSliceVar(&opts.saslMechanisms, "sasl-enabled-mechanisms", kafkaserver.DefaultSASLMechanisms, "the SASL mechanisms SASL listeners offer (Kafka's sasl.enabled.mechanisms)")
 	f.StringArrayVar(&opts.advertised, "advertised-listener", nil, "`NAME://HOST:PORT` the clients of listener NAME are told to dial (Kafka's advertised.listeners; default: the address they connected to)")
 	f.StringVar(&opts.protocolMap, "listener-security-protocol-map", "", "`NAME:PROTOCOL,...` security protocols of listener names other than PLAINTEXT and SSL")
@@ -211,6 +225,12 @@ func (o *serveOptions) complete(cmd *cobra.Command) error {
 		if name, ok := strings.CutPrefix(p, "User:"); !ok || name == "" {
 			return fmt.Errorf("--super-users: principal %q: want User:NAME", p)
 		}
+	}
+	if o.authorizer != "none" && o.authorizer != "acl" {
+		return fmt.Errorf("--authorizer %q: want none or acl", o.authorizer)
+	}
+	if o.allowIfNoACL && o.authorizer != "acl" {
+		return fmt.Errorf("--allow-everyone-if-no-acl-found needs --authorizer acl")
 	}
 	if o.maxOpenParts < 0 {
 		return fmt.Errorf("--max-open-partitions %d: must be 0 (no limit) or more", o.maxOpenParts)
@@ -441,6 +461,16 @@ func runServe(ctx context.Context, o *serveOptions, stdout, stderr io.Writer) (e
 	if err != nil {
 		return errors.Join(err, closeListeners())
 	}
+	var authorizer *acl.Authorizer
+	if o.authorizer == "acl" {
+		aclFile, err := acl.Open(store.Dir())
+		if err == nil {
+			authorizer, err = acl.NewAuthorizer(aclFile, superUsers(o.superUsers), o.allowIfNoACL)
+		}
+		if err != nil {
+			return errors.Join(err, closeListeners())
+		}
+	}
 	srv, err := kafkaserver.New(store, kafkaserver.Config{
 		Advertise:             o.advertise,
 		MaxRequestBytes:       o.maxRequestBytes,
@@ -451,6 +481,7 @@ func runServe(ctx context.Context, o *serveOptions, stdout, stderr io.Writer) (e
 		Users:                     userFile,
 		SASLMechanisms:            o.saslMechanisms,
 		SuperUsers:                superUsers(o.superUsers),
+		Authorizer:                authorizer,
 		AutoCreateTopics:          o.autoCreate,
 		DefaultPartitions:         o.defaultPartitions,
 		Logger:                    logger,
