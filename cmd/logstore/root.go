@@ -75,6 +75,7 @@ Kafka v2 record batches, byte for byte. This command works on those files.`,
 	root.AddCommand(newGroupsCommand())
 	root.AddCommand(newTopicsCommand())
 	root.AddCommand(newUsersCommand())
+	root.AddCommand(newACLsCommand())
 	root.AddCommand(newReadCommand())
 	root.AddCommand(newCheckCommand())
 	root.AddCommand(newExportCommand())

@@ -125,12 +125,20 @@ a user added or deleted counts for the next authentication.`,
 // openUsers opens dir's users file; dir must exist (a store, or where
 // serve will make one).
 func openUsers(dir string) (*users.File, error) {
-	if fi, err := os.Stat(dir); err != nil {
-		return nil, fmt.Errorf("--dir: %w", err)
-	} else if !fi.IsDir() {
-		return nil, fmt.Errorf("--dir %s: not a directory", dir)
+	if err := checkDir(dir); err != nil {
+		return nil, err
 	}
 	return users.Open(dir)
+}
+
+// checkDir says why --dir dir is not a directory, if it is not.
+func checkDir(dir string) error {
+	if fi, err := os.Stat(dir); err != nil {
+		return fmt.Errorf("--dir: %w", err)
+	} else if !fi.IsDir() {
+		return fmt.Errorf("--dir %s: not a directory", dir)
+	}
+	return nil
 }
 
 // maxPasswordBytes bounds the line readPassword reads.
