@@ -137,9 +137,42 @@
 //	                                tokens follow (KIP-152); not a SASL listener or a second one: 34
 //	36   SaslAuthenticate 0-2       one token of the exchange; failed: 58 after AuthFailureDelay, then
 //	                                closed; SessionLifetimeMillis 0 (no re-authentication, KIP-368)
-//	50   DescribeUserScramCredentials 0   the users of users.json and their mechanisms; super users only (31)
-//	51   AlterUserScramCredentials 0      upsert from the client's salted password, delete; super users only
-//	                                (31); per user 92, 33, 93, 91 as Kafka
+//	50   DescribeUserScramCredentials 0   the users of users.json and their mechanisms; DESCRIBE on the
+//	                                cluster, or without an authorizer super users only (31)
+//	51   AlterUserScramCredentials 0      upsert from the client's salted password, delete; ALTER on the
+//	                                cluster, or without an authorizer super users only (31); per user
+//	                                92, 33, 93, 91 as Kafka
+//	29   DescribeAcls     0-3       the ACLs a filter matches, grouped by resource pattern; DESCRIBE on
+//	                                the cluster (31); an UNKNOWN field 42; no authorizer: 54
+//	30   CreateAcls       0-3       added to acls.json durably in one change; ALTER on the cluster (31);
+//	                                Kafka's validation (42 with the reason); no authorizer: 54
+//	31   DeleteAcls       0-3       each filter against the ACLs before the request, removed in one
+//	                                durable change; ALTER on the cluster (31); no authorizer: 54
+//
+// Authorization (authz.go; Config.Authorizer, package acl): each API
+// asks what Kafka's KafkaApis asks, of the connection's principal
+// ("User:NAME" by SASL, "User:CN=..." by client certificate,
+// "User:ANONYMOUS" else) and its address: Produce WRITE on the topic
+// (29) and on the transactional id (53), creating a topic CREATE on the
+// cluster or the topic; Fetch and DescribeProducers READ, ListOffsets
+// and OffsetForLeaderEpoch DESCRIBE on the topic; Metadata and
+// DescribeTopicPartitions DESCRIBE (a topic not allowed is left out of
+// all topics, and answered 29 when named, existing or not); the group
+// APIs READ on the group (30) and on each topic committed (29),
+// OffsetFetch and DescribeGroups and FindCoordinator DESCRIBE, DeleteGroups
+// and OffsetDelete DELETE, ListGroups every group with DESCRIBE on the
+// cluster, else those the principal may describe; InitProducerId WRITE
+// on the transactional id, or for an idempotent producer IDEMPOTENT_WRITE
+// on the cluster or WRITE on some topic (31); AddPartitionsToTxn,
+// AddOffsetsToTxn, TxnOffsetCommit and EndTxn WRITE on the id (53) and
+// their topics and group as above; DescribeTransactions and
+// ListTransactions DESCRIBE on the id; CreateTopics CREATE, DeleteTopics
+// and DeleteRecords DELETE, CreatePartitions ALTER on the topic;
+// DescribeConfigs DESCRIBE_CONFIGS and the alters ALTER_CONFIGS on the
+// topic (29) or the cluster for a broker (31); DescribeLogDirs DESCRIBE on
+// the cluster. Authorized operations (Metadata, DescribeCluster,
+// DescribeGroups, DescribeTopicPartitions) are those the principal may
+// do. Without an authorizer every check passes.
 //
 // A SASL listener (ListenerConfig.SASL) serves nothing but ApiVersions
 // and the two SASL APIs before its connection authenticates (sasl.go):

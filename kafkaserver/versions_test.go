@@ -85,6 +85,27 @@ func TestEveryAdvertisedVersion(t *testing.T) {
 					code = func(resp kmsg.Response) int16 {
 						return resp.(*kmsg.AlterUserSCRAMCredentialsResponse).Results[0].ErrorCode
 					}
+				case 29:
+					// No authorizer: 54, as Kafka without one.
+					r := kmsg.NewPtrDescribeACLsRequest()
+					r.ResourceType, r.Operation, r.PermissionType = kmsg.ACLResourceTypeAny, kmsg.ACLOperationAny, kmsg.ACLPermissionTypeAny
+					req, want = r, kerr.SecurityDisabled.Code
+					code = func(resp kmsg.Response) int16 { return resp.(*kmsg.DescribeACLsResponse).ErrorCode }
+				case 30:
+					r := kmsg.NewPtrCreateACLsRequest()
+					c := kmsg.NewCreateACLsRequestCreation()
+					c.ResourceType, c.ResourceName, c.Principal, c.Host = kmsg.ACLResourceTypeTopic, "t", "User:a", "*"
+					c.Operation, c.PermissionType = kmsg.ACLOperationRead, kmsg.ACLPermissionTypeAllow
+					r.Creations = append(r.Creations, c)
+					req, want = r, kerr.SecurityDisabled.Code
+					code = func(resp kmsg.Response) int16 { return resp.(*kmsg.CreateACLsResponse).Results[0].ErrorCode }
+				case 31:
+					r := kmsg.NewPtrDeleteACLsRequest()
+					f := kmsg.NewDeleteACLsRequestFilter()
+					f.ResourceType, f.Operation, f.PermissionType = kmsg.ACLResourceTypeAny, kmsg.ACLOperationAny, kmsg.ACLPermissionTypeAny
+					r.Filters = append(r.Filters, f)
+					req, want = r, kerr.SecurityDisabled.Code
+					code = func(resp kmsg.Response) int16 { return resp.(*kmsg.DeleteACLsResponse).Results[0].ErrorCode }
 				case 0:
 					if v < 3 {
 						old := ts.dial()
