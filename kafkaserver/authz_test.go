@@ -123,6 +123,31 @@ func TestACLsKgo(t *testing.T) {
 		}
 	}
 
+	// A fetch of a topic bob may read and one he may not: the first's
+	// record, the second's 29, at once.
+	freq := kmsg.NewPtrFetchRequest()
+	freq.Version, freq.MaxWaitMillis, freq.MinBytes, freq.MaxBytes = 12, 5000, 1<<20, 1<<20
+	for _, topic := range []string{"logs-a", "secret"} {
+		ft := kmsg.NewFetchRequestTopic()
+		ft.Topic = topic
+		fp := kmsg.NewFetchRequestTopicPartition()
+		fp.PartitionMaxBytes = 1 << 20
+		ft.Partitions = append(ft.Partitions, fp)
+		freq.Topics = append(freq.Topics, ft)
+	}
+	start := time.Now()
+	fresp, err := freq.RequestWith(ctx, bob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fresp.Topics) != 2 || fresp.Topics[0].Partitions[0].ErrorCode != 0 || len(fresp.Topics[0].Partitions[0].RecordBatches) == 0 ||
+		fresp.Topics[1].Partitions[0].ErrorCode != kerr.TopicAuthorizationFailed.Code || len(fresp.Topics[1].Partitions[0].RecordBatches) != 0 {
+		t.Errorf("bob's fetch of logs-a and secret: %+v", fresp.Topics)
+	}
+	if waited := time.Since(start); waited > 4*time.Second {
+		t.Errorf("the fetch with an authorization error waited %v", waited)
+	}
+
 	consumer := login("bob", "b0b", kgo.ConsumerGroup("g"), kgo.ConsumeTopics("logs-a"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.DisableAutoCommit())
 	var got []string
 	for len(got) < 1 && ctx.Err() == nil {

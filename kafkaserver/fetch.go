@@ -79,8 +79,8 @@ type fetch struct {
 	r    *kmsg.FetchRequest
 	resp *kmsg.FetchResponse
 	// codes are the topics' authorization, READ (topicCodes): a
-	// partition of a topic not allowed is answered 29, and the fetch
-	// waits for the others as Kafka's does.
+	// partition of a topic not allowed is answered 29, at once as
+	// every error is (Kafka's would wait for the others).
 	codes map[string]int16
 	fetchBufs
 }
@@ -126,8 +126,7 @@ func (f *fetch) maxBytes() int {
 // before it, first whether none of them has data (then it gets at least
 // a batch, KIP-74). It returns the partition read (nil when the lookup
 // answered an error), the record bytes it put in, and whether it
-// answered an error that answers the fetch at once (all but a 29,
-// which Kafka answers with the others, after their wait).
+// answered an error.
 func (f *fetch) fill(sp *kmsg.FetchResponseTopicPartition, topic string, rp *kmsg.FetchRequestTopicPartition, remaining int, first bool) (part *logstore.Partition, n int, failed bool) {
 	*sp = kmsg.NewFetchResponseTopicPartition()
 	sp.Partition = rp.Partition
@@ -138,7 +137,7 @@ func (f *fetch) fill(sp *kmsg.FetchResponseTopicPartition, topic string, rp *kms
 	sp.RecordBatches = []byte{}
 	if code := f.codes[topic]; code != errNone {
 		sp.ErrorCode = code
-		return nil, 0, false
+		return nil, 0, true
 	}
 	part, code := f.s.partition(topic, rp.Partition, false)
 	if code == errNone && f.r.Version >= 9 {
