@@ -18,7 +18,8 @@
 // SegmentBytes; a batch larger than a segment is refused), a 100 ms
 // first group rebalance delay) on 127.0.0.1, behind a kafkatest.Proxy whose
 // address the server advertises: every connection of every client goes
-// through the proxy. Cells run one at a time (the machine has two cores),
+// through the proxy (but those of the clients under test of the sasl_ssl
+// cells, below). Cells run one at a time (the machine has two cores),
 // each bounded by -cell-timeout (60 s), the whole run by -timeout (8 m).
 // A cell passes only when its checks of the real outcome pass: what the
 // client was told, what a consumer reads, and what the store holds once
@@ -63,6 +64,26 @@
 //   - gzip, snappy, lz4, zstd: the client produces with the codec and
 //     reads the records back; every data batch in the store carries the
 //     codec. zstd needs Produce v7 (Kafka 2.1): n/a below.
+//   - sasl_ssl (sasl.go), at each client's newest version row: the
+//     server has a SASL_SSL listener too (a CA and a server certificate
+//     for 127.0.0.1 made by this program for the cell, the CA file handed
+//     to the client; a user with a random password added with `logstore
+//     users add` before serve starts, with SCRAM-SHA-256 and
+//     SCRAM-SHA-512 credentials). The client produces idempotently
+//     (acks=all) over it with SCRAM-SHA-256 and reads the records back
+//     with a consumer of a group that commits: each record once, at its
+//     acknowledged offset; the committed offsets fetched back are every
+//     partition's end (CheckGroup); a kgo consumer and the store scan
+//     agree, sequences contiguous (VerifyProduce). It logs in with
+//     SCRAM-SHA-512 and PLAIN too (a Metadata request, or listing the
+//     topics), and a producer with a wrong password must report the
+//     server's refusal (SASL_AUTHENTICATION_FAILED, error 58, or the
+//     message the server sends with it) and write nothing: its topic is
+//     not in the store. The checkers keep the PLAINTEXT listener behind
+//     the proxy; the client under test dials the SASL_SSL listener
+//     directly, as the proxy frames Kafka requests and cannot carry TLS
+//     (a ClientHello read as a frame size is some 369 MB, which it
+//     refuses): no faults, and no request versions in the details.
 //
 // The admin features (admin.go) make the report's admin table, one row
 // per client and version: kgo's kadm and sarama's ClusterAdmin at 2.8

@@ -29,7 +29,8 @@ import (
 
 // Env is a cell's server: a fresh `logstore serve` child process behind a
 // kafkatest.Proxy, which the server advertises, so every client
-// connection goes through the proxy.
+// connection goes through the proxy (but those of a sasl_ssl cell's
+// client under test, which dials SASL.Addr directly).
 type Env struct {
 	Bootstrap   []string // the proxy's address: what clients dial
 	Proxy       *kafkatest.Proxy
@@ -50,6 +51,10 @@ type Env struct {
 
 	bin          string // the logstore binary, for Restart
 	segmentBytes int    // its --segment-bytes, for Restart
+
+	// SASL is the server's SASL_SSL listener, its CA and its user, for a
+	// cell whose Cell.SASLSSL is set (nil otherwise; see sasl.go).
+	SASL *SASLSSL
 
 	wireMu sync.Mutex
 	// wire is the highest version of each API key the proxy saw in the
@@ -89,8 +94,9 @@ const readyTimeout = 30 * time.Second
 const stopTimeout = 30 * time.Second
 
 // startEnv starts a proxy and a server for one cell, in a new directory
-// under parent.
-func startEnv(bin, parent, nodeModules string, segmentBytes int) (*Env, error) {
+// under parent; with saslSSL the server has a SASL_SSL listener too
+// (Env.SASL).
+func startEnv(bin, parent, nodeModules string, segmentBytes int, saslSSL bool) (*Env, error) {
 	root, err := os.MkdirTemp(parent, "cell-")
 	if err != nil {
 		return nil, err
@@ -103,6 +109,14 @@ func startEnv(bin, parent, nodeModules string, segmentBytes int) (*Env, error) {
 	if err := os.Mkdir(e.Tmp, 0o755); err != nil {
 		os.RemoveAll(root)
 		return nil, err
+	}
+	if saslSSL {
+		s, err := newSASLSSL(bin, root, e.Dir)
+		if err != nil {
+			os.RemoveAll(root)
+			return nil, err
+		}
+		e.SASL = s
 	}
 	// The proxy listens first: the server must advertise its address.
 	// Its target is set once the server says where it listens.
@@ -124,10 +138,18 @@ func startEnv(bin, parent, nodeModules string, segmentBytes int) (*Env, error) {
 }
 
 // start runs the server and returns the address it listens on, from its
-// ready line ("logstore serve: listening on ADDR, store ...").
+// ready line ("logstore serve: listening on ADDR, store ..."). A server
+// with a SASL_SSL listener (e.SASL) listens on two, PLAINTEXT (the
+// checkers', advertised as the proxy) and SASL_SSL, whose address goes
+// into e.SASL.Addr.
 func (e *Env) start(bin string, segmentBytes int) (string, error) {
-	args := append([]string{"serve", "--dir", e.Dir, "--listen", "127.0.0.1:0", "--advertise", e.Proxy.Addr(),
-		"--segment-bytes", strconv.Itoa(segmentBytes)}, serverArgs...)
+	args := []string{"serve", "--dir", e.Dir, "--segment-bytes", strconv.Itoa(segmentBytes)}
+	if e.SASL != nil {
+		args = append(args, e.SASL.serverArgs(e.Proxy.Addr())...)
+	} else {
+		args = append(args, "--listen", "127.0.0.1:0", "--advertise", e.Proxy.Addr())
+	}
+	args = append(args, serverArgs...)
 	cmd := exec.Command(bin, args...)
 	cmd.Stderr = e.stderr
 	stdout, err := cmd.StdoutPipe()
@@ -155,6 +177,12 @@ func (e *Env) start(bin string, segmentBytes int) (string, error) {
 		if !ok || !ok2 || addr == "" {
 			e.kill()
 			return "", fmt.Errorf("the server's ready line %q names no address", line)
+		}
+		if e.SASL != nil {
+			if addr, err = e.SASL.readyListeners(addr); err != nil {
+				e.kill()
+				return "", fmt.Errorf("the server's ready line %q: %w", line, err)
+			}
 		}
 		return addr, nil
 	case <-e.exited:

@@ -79,14 +79,17 @@ func kafkajsCells() []Cell {
 	return cells
 }
 
-// runKafkajs runs the driver's mode with args (bootstrap, client id and
-// seconds added) under node, kafkajs resolved through NODE_PATH.
+// runKafkajs runs the driver's mode with args (bootstrap, unless args
+// name one, client id and seconds added) under node, kafkajs resolved
+// through NODE_PATH.
 func runKafkajs(ctx context.Context, e *Env, mode string, args map[string]any) (*driverRun, error) {
 	node, modules, _, err := kafkaclients.Kafkajs(e.NodeModules)
 	if err != nil {
 		return nil, err
 	}
-	args["bootstrap"] = e.Bootstrap[0]
+	if args["bootstrap"] == nil {
+		args["bootstrap"] = e.Bootstrap[0]
+	}
 	args["client"] = kafkajsClientID
 	args["seconds"] = driverSeconds(ctx)
 	js, err := json.Marshal(args)

@@ -116,8 +116,9 @@ func confluentCells() []Cell {
 	return cells
 }
 
-// runConfluent runs the driver's mode with args (bootstrap, seconds and
-// the common librdkafka settings added; args' "config" over them).
+// runConfluent runs the driver's mode with args (bootstrap, unless args
+// name one, seconds and the common librdkafka settings added; args'
+// "config" over them).
 func runConfluent(ctx context.Context, e *Env, mode string, args map[string]any) (*driverRun, error) {
 	py, err := kafkaclients.ConfluentPython()
 	if err != nil {
@@ -130,7 +131,9 @@ func runConfluent(ctx context.Context, e *Env, mode string, args map[string]any)
 		}
 	}
 	args["config"] = conf
-	args["bootstrap"] = e.Bootstrap[0]
+	if args["bootstrap"] == nil {
+		args["bootstrap"] = e.Bootstrap[0]
+	}
 	args["seconds"] = driverSeconds(ctx)
 	js, err := json.Marshal(args)
 	if err != nil {
@@ -313,6 +316,11 @@ func kcatArgs(extra ...string) []string {
 // run into a new topic, the j-th record of partition p was acknowledged
 // at offset j. The cells check those offsets against the log.
 func kcatSend(ctx context.Context, e *Env, kcat string, res *kafkatest.Result, extra ...string) error {
+	return kcatSendTo(ctx, e, kcat, e.Bootstrap[0], res, extra...)
+}
+
+// kcatSendTo is kcatSend to the broker.
+func kcatSendTo(ctx context.Context, e *Env, kcat, broker string, res *kafkatest.Result, extra ...string) error {
 	byPart := make([][]int, res.Partitions)
 	for i, a := range res.Records {
 		byPart[a.Partition] = append(byPart[a.Partition], i)
@@ -322,7 +330,7 @@ func kcatSend(ctx context.Context, e *Env, kcat string, res *kafkatest.Result, e
 		for _, i := range idx {
 			in.WriteString(res.Records[i].Value + "\n")
 		}
-		args := append([]string{"-P", "-E", "-b", e.Bootstrap[0], "-t", res.Topic, "-p", strconv.Itoa(p), "-m", "30"}, kcatArgs(extra...)...)
+		args := append([]string{"-P", "-E", "-b", broker, "-t", res.Topic, "-p", strconv.Itoa(p), "-m", "30"}, kcatArgs(extra...)...)
 		run, err := runDriver(ctx, fmt.Sprintf("kcat -P -p %d", p), e.Tmp, nil, in.String(), kcat, args...)
 		if err != nil {
 			return err

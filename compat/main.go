@@ -86,6 +86,10 @@ type Cell struct {
 	// SegmentBytes is the server's --segment-bytes for this cell; 0 is
 	// 64 KiB. A batch larger than a segment is refused.
 	SegmentBytes int
+	// SASLSSL gives the cell's server a SASL_SSL listener, a CA and a
+	// user made for the cell (Env.SASL), besides the checkers' PLAINTEXT
+	// listener behind the proxy.
+	SASLSSL bool
 }
 
 // Name is the cell's "client/version/feature", which -only matches.
@@ -102,12 +106,14 @@ const (
 	FeatureSnappy = "snappy"
 	FeatureLZ4    = "lz4"
 	FeatureZstd   = "zstd"
+	// Over a SASL_SSL listener (TLS, SCRAM-SHA-256): an idempotent produce, a group consumer that commits, a wrong password refused.
+	FeatureSASLSSL = "sasl_ssl"
 )
 
 // features is the order of the report's columns.
 var features = []string{
 	FeatureProduce, FeatureIdempotent, FeatureTransactions, FeatureReadCommitted, FeatureGroups,
-	FeatureGzip, FeatureSnappy, FeatureLZ4, FeatureZstd,
+	FeatureGzip, FeatureSnappy, FeatureLZ4, FeatureZstd, FeatureSASLSSL,
 }
 
 // Clients: one line per client for the report's header: name, exact version,
@@ -293,7 +299,7 @@ func runCell(ctx context.Context, cfg config, tmp string, c Cell) (res Result, w
 	}
 	cctx, cancel := context.WithTimeout(ctx, cfg.cellTimeout)
 	defer cancel()
-	env, err := startEnv(cfg.logstore, tmp, cfg.nodeModules, cmp.Or(c.SegmentBytes, defaultSegmentBytes))
+	env, err := startEnv(cfg.logstore, tmp, cfg.nodeModules, cmp.Or(c.SegmentBytes, defaultSegmentBytes), c.SASLSSL)
 	if err != nil {
 		return fail("server: %v", err), ""
 	}

@@ -86,7 +86,7 @@ func (r *report) write(w io.Writer) error {
 
 	p("# Compatibility of `logstore serve` with Kafka clients\n\n")
 	p("Written by `compat/run` (the program in `compat/`; its package doc says what each feature checks). ")
-	p("Every cell ran against a fresh `logstore serve` (`--sync always`; %d KiB segments, %d bytes for the cells of the Go clients, whose batches are small, so that segments roll) behind a fault-injecting proxy, one cell at a time.\n\n", defaultSegmentBytes>>10, smallSegmentBytes)
+	p("Every cell ran against a fresh `logstore serve` (`--sync always`; %d KiB segments, %d bytes for the cells of the Go clients, whose batches are small, so that segments roll) behind a fault-injecting proxy, one cell at a time; the clients of the %s cells dial the server's SASL_SSL listener directly (the proxy cannot carry TLS).\n\n", defaultSegmentBytes>>10, smallSegmentBytes, FeatureSASLSSL)
 	p("- date: %s\n", r.Date.UTC().Format("2006-01-02 15:04 MST"))
 	p("- logstore: %s\n", r.Commit)
 	p("- Go: %s, %s\n", goVersion, platform)

@@ -113,10 +113,10 @@ func idempotent(c *sarama.Config) {
 }
 
 // saramaSend produces n records ("<prefix>-%08d", record i to partition
-// i mod partitions) with a SyncProducer, window records per
+// i mod partitions) with a SyncProducer of brokers, window records per
 // SendMessages, and returns what sarama acknowledged.
-func saramaSend(ctx context.Context, cfg *sarama.Config, e *Env, topic string, partitions int32, n, window int, prefix string) (*kafkatest.Result, error) {
-	p, err := sarama.NewSyncProducer(e.Bootstrap, cfg)
+func saramaSend(ctx context.Context, cfg *sarama.Config, brokers []string, topic string, partitions int32, n, window int, prefix string) (*kafkatest.Result, error) {
+	p, err := sarama.NewSyncProducer(brokers, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("sarama producer: %w", err)
 	}
@@ -262,7 +262,7 @@ func saramaSendReadBack(ctx context.Context, e *Env, v saramaVersion, cfg *saram
 	if err := e.CreateTopic(ctx, topic, 3); err != nil {
 		return nil, err
 	}
-	res, err := saramaSend(ctx, cfg, e, topic, 3, saramaRecords, window, topic)
+	res, err := saramaSend(ctx, cfg, e.Bootstrap, topic, 3, saramaRecords, window, topic)
 	if err != nil {
 		return nil, err
 	}
@@ -293,7 +293,7 @@ func saramaIdempotent(ctx context.Context, e *Env, v saramaVersion) Result {
 	cfg := v.config()
 	idempotent(cfg)
 	e.Faults()
-	res, err := saramaSend(ctx, cfg, e, topic, 3, saramaIdemRecords, saramaWindow, "idem")
+	res, err := saramaSend(ctx, cfg, e.Bootstrap, topic, 3, saramaIdemRecords, saramaWindow, "idem")
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -419,7 +419,7 @@ func saramaGroups(ctx context.Context, e *Env, v saramaVersion) Result {
 		errs    []error
 	)
 	for i := range members {
-		m, err := startSaramaMember(ctx, e, cfg, i+1, group, topic, &mu, values, &errs)
+		m, err := startSaramaMember(ctx, e.Bootstrap, cfg, i+1, group, topic, &mu, values, &errs)
 		if err != nil {
 			for _, o := range members[:i] {
 				o.leave()
@@ -498,10 +498,10 @@ type saramaMember struct {
 	left     bool
 }
 
-// startSaramaMember starts member n: a ConsumerGroup, a loop calling
+// startSaramaMember starts member n: a ConsumerGroup of brokers, a loop calling
 // Consume until the member leaves, and one draining its errors.
-func startSaramaMember(ctx context.Context, e *Env, cfg *sarama.Config, n int, group, topic string, mu *sync.Mutex, values map[string]bool, errs *[]error) (*saramaMember, error) {
-	g, err := sarama.NewConsumerGroup(e.Bootstrap, group, cfg)
+func startSaramaMember(ctx context.Context, brokers []string, cfg *sarama.Config, n int, group, topic string, mu *sync.Mutex, values map[string]bool, errs *[]error) (*saramaMember, error) {
+	g, err := sarama.NewConsumerGroup(brokers, group, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("member %d: %w", n, err)
 	}

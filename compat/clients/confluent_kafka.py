@@ -3,10 +3,10 @@
 Usage: python3 confluent_kafka.py MODE JSON (the runner passes this file's
 text with python3 -c, which takes the same arguments)
 
-MODE is produce, consume, txn or group; JSON holds the parameters (see each
-mode). Every line on stdout is one JSON object; stderr is for diagnostics.
-The runner bounds the process; each mode also bounds itself with its own
-deadline and exits 2 when it runs out.
+MODE is produce, consume, subscribe, txn, group, login or admin; JSON holds
+the parameters (see each mode). Every line on stdout is one JSON object;
+stderr is for diagnostics. The runner bounds the process; each mode also
+bounds itself with its own deadline and exits 2 when it runs out.
 
   produce: produces "records" (each a value and a partition) in order, with
     the librdkafka settings in "config"; one line per delivery report:
@@ -15,6 +15,15 @@ deadline and exits 2 when it runs out.
     end (partition EOF: the high watermark, or the last stable offset at
     read_committed) with "config" (isolation.level, ...); one line per
     record: partition, offset, value.
+  subscribe: one consumer of group "group" subscribes to the topic and
+    polls until it has read "want" records, committing each
+    synchronously, then closes (leaving the group); one line per record:
+    partition, offset, value.
+  login: for each of "attempts" (each: its librdkafka "config" over
+    "config", and a "topic" or none), a producer that produces one record
+    to the topic and polls until it is delivered or the client reports an
+    error (error_cb), or, without a topic, lists the topics; one line per
+    attempt: {"result": {"ok": ..., "error": ...}} (the first error).
   txn: one transactional producer (transactional.id from "tid") runs the
     transactions of "txns" in order (each: "commit" true or false, and its
     "records"), flushing each before it ends; one line per delivery
@@ -111,6 +120,60 @@ def consume(a):
             raise KafkaException(msg.error())
         out({"partition": msg.partition(), "offset": msg.offset(), "value": msg.value().decode()})
     c.close()
+
+
+def subscribe(a):
+    conf = {"bootstrap.servers": a["bootstrap"], "group.id": a["group"],
+            "auto.offset.reset": "earliest", "enable.auto.commit": False}
+    conf.update(a.get("config", {}))
+    c = Consumer(conf)
+    c.subscribe([a["topic"]])
+    deadline = time.time() + a.get("seconds", 45)
+    got = 0
+    while got < a["want"]:
+        if time.time() > deadline:
+            sys.stderr.write("%d of %d records read by the deadline\n" % (got, a["want"]))
+            sys.exit(2)
+        msg = c.poll(0.2)
+        if msg is None:
+            continue
+        if msg.error():
+            raise KafkaException(msg.error())
+        out({"partition": msg.partition(), "offset": msg.offset(), "value": msg.value().decode()})
+        c.commit(message=msg, asynchronous=False)
+        got += 1
+    c.close()
+
+
+def login(a):
+    for t in a["attempts"]:
+        errors = []
+        delivered = []
+        conf = {"bootstrap.servers": a["bootstrap"], "error_cb": errors.append}
+        conf.update(a.get("config", {}))
+        conf.update(t["config"])
+        p = Producer(conf)
+        result = {"ok": False, "error": ""}
+        if t.get("topic"):
+            p.produce(t["topic"], value=b"refused?", on_delivery=lambda err, msg: delivered.append(err))
+            deadline = time.time() + 10
+            while not errors and not delivered and time.time() < deadline:
+                p.poll(0.1)
+            if delivered and delivered[0] is None:
+                result["ok"] = True
+            elif delivered:
+                errors.append(delivered[0])
+        else:
+            try:
+                p.list_topics(timeout=10)
+                result["ok"] = True
+            except KafkaException as e:
+                errors.append(e.args[0])
+        if errors:
+            result["error"] = err_text(errors[0])
+        elif not result["ok"]:
+            result["error"] = "neither delivered nor an error within 10 s"
+        out({"result": result})
 
 
 def txn(a):
@@ -269,7 +332,8 @@ def admin(a):
 
 def main():
     mode, args = sys.argv[1], json.loads(sys.argv[2])
-    {"produce": produce, "consume": consume, "txn": txn, "group": group, "admin": admin}[mode](args)
+    {"produce": produce, "consume": consume, "subscribe": subscribe, "txn": txn, "group": group,
+     "login": login, "admin": admin}[mode](args)
 
 
 if __name__ == "__main__":

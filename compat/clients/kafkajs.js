@@ -4,10 +4,13 @@
 // (the runner passes this file's text with node -e, which takes the same
 // arguments).
 //
-// MODE is produce, consume, txn or group; JSON holds the parameters (see
-// each mode). Every line on stdout is one JSON object; stderr is for
-// kafkajs's warnings and errors. The runner bounds the process; each
-// mode also bounds itself ("seconds") and exits 2 when it runs out.
+// MODE is produce, consume, txn, group, login or admin; JSON holds the
+// parameters (see each mode); with "ca" (a PEM file) the client dials
+// with TLS, trusting it, and with "sasl" it logs in ({mechanism,
+// username, password}, kafkajs's sasl option). Every line on stdout is
+// one JSON object; stderr is for kafkajs's warnings and errors. The
+// runner bounds the process; each mode also bounds itself ("seconds")
+// and exits 2 when it runs out.
 //
 //   produce: sends "records" (each a value and a partition) in order,
 //     "chunk" records at a time (one producer.send each, acks -1), with
@@ -18,7 +21,9 @@
 //   consume: a consumer of a new group reads the topic from the
 //     beginning ("readUncommitted" as given) until it has "want" records,
 //     then "grace" ms more to see anything extra; one line per record:
-//     partition, offset, value.
+//     partition, offset, value. With "group" it is a consumer of that
+//     group, and with "commit" it commits each record (commitOffsets)
+//     before the next.
 //   txn: one transactional producer ("tid") runs the transactions of
 //     "txns" in order (each: "commit" true or false, and its "records"),
 //     "chunk" records a send; one line per record (as produce) and one
@@ -32,6 +37,11 @@
 //     until it holds every partition; the other half is sent and member 0
 //     reads it. One line per record read: member, partition, offset,
 //     value; one per member: member, assignment (member 1's as it left).
+//   login: for each of "attempts" (each: its "sasl", and a "topic" or
+//     none), a client that connects a producer (no retries) and sends
+//     one record to the topic, or connects an admin client and lists the
+//     topics; one line per attempt: {"result": {"ok": ..., "error": ...}}
+//     (the error's name and message).
 //   admin: one kafka.admin() call, "op": create_topic (topic,
 //     partitions), delete_topic (topic), describe_configs (topic, names),
 //     alter_configs (topic, configs: the whole set, AlterConfigs),
@@ -42,6 +52,7 @@
 //     and the process exits 1 with the error on stderr.
 'use strict'
 
+const fs = require('fs')
 const { Kafka, logLevel, CompressionTypes, ConfigResourceTypes } = require('kafkajs')
 
 const [mode, json] = process.argv.slice(process.argv[1] === '-' || process.argv[1].endsWith('.js') ? 2 : 1)
@@ -51,15 +62,18 @@ const out = obj => process.stdout.write(JSON.stringify(obj) + '\n')
 const stderrLog = () => ({ level, log }) => {
   process.stderr.write(`${logLevel[level] || level} ${log.message} ${JSON.stringify(log)}\n`)
 }
-const kafka = new Kafka({
+const newKafka = (sasl, retry) => new Kafka({
   clientId: a.client || 'compat-kafkajs',
   brokers: [a.bootstrap],
   logLevel: logLevel.WARN,
   logCreator: stderrLog,
   connectionTimeout: 3000,
   requestTimeout: 10000,
-  retry: { initialRetryTime: 50, maxRetryTime: 1000, retries: 10 },
+  retry: retry || { initialRetryTime: 50, maxRetryTime: 1000, retries: 10 },
+  ssl: a.ca ? { ca: [fs.readFileSync(a.ca, 'utf8')] } : undefined,
+  sasl,
 })
+const kafka = newKafka(a.sasl)
 
 const errText = e => (e ? `${e.name}: ${e.message}` : '')
 
@@ -130,8 +144,9 @@ async function consume () {
   const all = new Promise(resolve => { done = resolve })
   await consumer.run({
     autoCommit: false,
-    eachMessage: async ({ partition, message }) => {
+    eachMessage: async ({ topic, partition, message }) => {
       out({ partition, offset: Number(message.offset), value: message.value.toString() })
+      if (a.commit) await consumer.commitOffsets([{ topic, partition, offset: String(BigInt(message.offset) + 1n) }])
       if (++got >= a.want) done()
     },
   })
@@ -234,6 +249,30 @@ async function group () {
   await consumers[0].disconnect()
 }
 
+async function login () {
+  for (const t of a.attempts) {
+    const k = newKafka(t.sasl, { retries: 0 })
+    const result = { ok: false, error: '' }
+    try {
+      if (t.topic) {
+        const producer = k.producer({ allowAutoTopicCreation: true })
+        await producer.connect()
+        await producer.send({ topic: t.topic, acks: -1, messages: [{ value: 'refused?' }] })
+        await producer.disconnect()
+      } else {
+        const adm = k.admin()
+        await adm.connect()
+        await adm.listTopics()
+        await adm.disconnect()
+      }
+      result.ok = true
+    } catch (e) {
+      result.error = errText(e)
+    }
+    out({ result })
+  }
+}
+
 async function admin () {
   const adm = kafka.admin()
   await adm.connect()
@@ -293,7 +332,7 @@ async function admin () {
 }
 
 const timer = deadline()
-const modes = { produce, consume, txn, group, admin }
+const modes = { produce, consume, txn, group, login, admin }
 modes[mode]().then(() => { clearTimeout(timer) }, e => {
   process.stderr.write(`${errText(e)}\n${e.stack}\n`)
   process.exit(1)
