@@ -3,8 +3,11 @@ package acl
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -318,4 +321,40 @@ func FuzzDecode(f *testing.F) {
 			idx.decide(b.Principal, b.Host, b.Operation, b.ResourceType, b.ResourceName, false)
 		}
 	})
+}
+
+// BenchmarkAuthorize: one decision (a topic WRITE allowed by a PREFIXED
+// ACL) among n ACLs of other topics, half of them prefixed with names
+// of many lengths.
+func BenchmarkAuthorize(b *testing.B) {
+	for _, n := range []int{10, 10_000} {
+		b.Run(fmt.Sprintf("acls=%d", n), func(b *testing.B) {
+			bindings := []Binding{bind(topic, "orders-", prefix, "User:app", write, allow)}
+			for i := range n {
+				pt := literal
+				if i%2 == 1 {
+					pt = prefix
+				}
+				bindings = append(bindings, bind(topic, "other-"+strings.Repeat("x", i%40)+strconv.Itoa(i), pt, "User:u"+strconv.Itoa(i), read, allow))
+			}
+			f, err := Open(b.TempDir())
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := f.Update(context.Background(), func([]Binding) ([]Binding, error) { return bindings, nil }); err != nil {
+				b.Fatal(err)
+			}
+			a, err := NewAuthorizer(f, nil, false)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				if !a.Authorize("User:app", "127.0.0.1", write, topic, "orders-eu-1") {
+					b.Fatal("refused")
+				}
+			}
+		})
+	}
 }
