@@ -40,13 +40,12 @@
 //	  "principal": "User:app", "host": "*", "operation": "WRITE",
 //	  "permission": "ALLOW"}]}
 //
-// It is replaced whole by each change (Update): written to acls.json.tmp,
-// fsynced, renamed over acls.json and the directory fsynced, under a
-// flock of acls.json.lock so that two writers (serve answering
-// CreateAcls, `logstore acls add`) do not lose each other's change. A
-// reader sees the old file or the new one; an Authorizer looks at the
-// file again at most once a second and reads it when its size or time
-// changed, so a change made by another process applies within a second.
+// It is replaced whole by each change (Update), durably and under a
+// flock, as package rootfile keeps a file (two writers, serve answering
+// CreateAcls and `logstore acls add`, do not lose each other's change).
+// An Authorizer looks at the file again at most once a second and reads
+// it when its size or time changed, so a change made by another process
+// applies within a second.
 package acl
 
 import (
@@ -55,17 +54,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/logstore/logstore/internal/fileutil"
+	"github.com/logstore/logstore/internal/rootfile"
 )
 
 // FileName is the ACL file at the store root.
@@ -250,135 +245,42 @@ func Encode(bindings []Binding) ([]byte, error) {
 
 // File is the ACL file of a store directory.
 type File struct {
-	dir string
-
-	mu       sync.Mutex
-	bindings []Binding
-	stamp    stamp  // what the file was when bindings was read
-	gen      uint64 // counts the times bindings was replaced
-}
-
-type stamp struct {
-	size int64
-	mod  time.Time
-	ok   bool
+	f *rootfile.File[[]Binding]
 }
 
 // Open reads dir's ACL file; without one there are no bindings.
 func Open(dir string) (*File, error) {
-	f := &File{dir: dir}
-	if err := f.reload(); err != nil {
+	f, err := rootfile.Open(filepath.Join(dir, FileName), rootfile.Codec[[]Binding]{
+		Decode: Decode, Encode: Encode, Empty: func() []Binding { return []Binding{} },
+		MaxBytes: maxFileBytes, Corrupt: ErrCorrupt,
+	})
+	if err != nil {
 		return nil, err
 	}
-	return f, nil
+	return &File{f}, nil
 }
 
 // Path is the ACL file's path.
-func (f *File) Path() string { return filepath.Join(f.dir, FileName) }
-
-func (f *File) statFile() stamp {
-	fi, err := os.Stat(f.Path())
-	if err != nil {
-		return stamp{}
-	}
-	return stamp{size: fi.Size(), mod: fi.ModTime(), ok: true}
-}
-
-// reload reads the file again when it changed; f.mu is held or f is not
-// yet shared.
-func (f *File) reload() error {
-	st := f.statFile()
-	if st == f.stamp && f.bindings != nil {
-		return nil
-	}
-	bindings, err := f.read()
-	if err != nil {
-		return err
-	}
-	f.bindings, f.stamp = bindings, st
-	f.gen++
-	return nil
-}
-
-func (f *File) read() ([]Binding, error) {
-	fh, err := os.Open(f.Path())
-	if errors.Is(err, fs.ErrNotExist) {
-		return []Binding{}, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer fh.Close()
-	fi, err := fh.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if fi.Size() > maxFileBytes {
-		return nil, fmt.Errorf("%s: %w: %d bytes, more than an acl file holds (%d)", f.Path(), ErrCorrupt, fi.Size(), maxFileBytes)
-	}
-	data := make([]byte, fi.Size())
-	if _, err := fh.ReadAt(data, 0); err != nil {
-		return nil, fmt.Errorf("%s: %w", f.Path(), err)
-	}
-	return Decode(f.Path(), data)
-}
+func (f *File) Path() string { return f.f.Path() }
 
 // List returns the bindings as the file has them now, in the order
 // they were added.
 func (f *File) List() ([]Binding, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if err := f.reload(); err != nil {
-		return nil, err
-	}
-	return slices.Clone(f.bindings), nil
+	bs, err := f.f.Fresh()
+	return slices.Clone(bs), err
 }
 
-// current returns the bindings, read again if the file changed, and
-// their generation; a file that changed and does not read keeps those
-// read before (and err says why).
-func (f *File) current() ([]Binding, uint64, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	err := f.reload()
-	return f.bindings, f.gen, err
-}
+// current returns the bindings (shared: not to be changed), read again
+// if the file changed, and their generation; a file that changed and
+// does not read keeps those read before (and err says why).
+func (f *File) current() ([]Binding, uint64, error) { return f.f.Current() }
 
 // Update changes the file with fn, which gets the bindings as the file
 // has them (read again under the lock, its own copy) and returns them
 // changed; the result is checked as Decode checks a file and written
 // durably before Update returns.
 func (f *File) Update(ctx context.Context, fn func([]Binding) ([]Binding, error)) error {
-	lock, err := os.OpenFile(filepath.Join(f.dir, FileName+".lock"), os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return err
-	}
-	defer lock.Close()
-	if err := fileutil.Flock(ctx, lock, true, 30*time.Second); err != nil {
-		return fmt.Errorf("%s: %w", lock.Name(), err)
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	bindings, err := f.read()
-	if err != nil {
-		return err
-	}
-	if bindings, err = fn(bindings); err != nil {
-		return err
-	}
-	data, err := Encode(bindings)
-	if err != nil {
-		return err
-	}
-	if _, err := Decode(f.Path(), data); err != nil {
-		return err
-	}
-	if err := fileutil.WriteFileDurably(f.Path(), data, 0o600); err != nil {
-		return err
-	}
-	f.bindings, f.stamp = bindings, f.statFile()
-	f.gen++
-	return nil
+	return f.f.Update(ctx, fn)
 }
 
 // Add appends the bindings not already in bindings (adding one twice

@@ -17,13 +17,10 @@
 //	  {"mechanism": "SCRAM-SHA-256", "iterations": 8192,
 //	   "salt": BASE64, "stored_key": BASE64, "server_key": BASE64}]}]}
 //
-// It is replaced whole by each change: written to users.json.tmp,
-// fsynced, renamed over users.json, the directory fsynced, under a
-// flock of users.json.lock so that two writers do not lose each
-// other's change. A reader (serve) sees the old file or the new one,
-// never a part, and reads it again when its size or modification time
-// changes, so a user added with `logstore users add` while serve runs
-// can authenticate at once.
+// It is replaced whole by each change, durably and under a flock, as
+// package rootfile keeps a file; a reader (serve) reads it again when
+// its size or modification time changes, so a user added with
+// `logstore users add` while serve runs can authenticate at once.
 package users
 
 import (
@@ -37,17 +34,13 @@ import (
 	"errors"
 	"fmt"
 	"hash"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/xdg-go/scram"
 
-	"github.com/logstore/logstore/internal/fileutil"
+	"github.com/logstore/logstore/internal/rootfile"
 )
 
 // FileName is the credentials file at the store root.
@@ -222,90 +215,42 @@ func Decode(path string, data []byte) ([]User, error) {
 
 // File is the users file of a store directory.
 type File struct {
-	dir string
-
-	mu    sync.Mutex
-	users []User
-	stamp stamp // what the file was when users was read
+	f *rootfile.File[[]User]
 	// fake is the key that makes the SCRAM salt answered for a user
 	// who does not exist, so that such a user fails as a wrong password
 	// does, not sooner.
 	fake []byte
 }
 
-type stamp struct {
-	size int64
-	mod  time.Time
-	ok   bool
-}
-
 // Open reads dir's users file; without one there are no users.
 func Open(dir string) (*File, error) {
-	f := &File{dir: dir, fake: make([]byte, 32)}
-	rand.Read(f.fake)
-	if err := f.reload(); err != nil {
+	rf, err := rootfile.Open(filepath.Join(dir, FileName), rootfile.Codec[[]User]{
+		Decode: Decode, Encode: encode, Empty: func() []User { return []User{} },
+		MaxBytes: maxFileBytes, Corrupt: ErrCorrupt,
+	})
+	if err != nil {
 		return nil, err
 	}
+	f := &File{f: rf, fake: make([]byte, 32)}
+	rand.Read(f.fake)
 	return f, nil
 }
 
+func encode(us []User) ([]byte, error) {
+	data, err := json.MarshalIndent(fileJSON{Version: 1, Users: us}, "", "  ")
+	return append(data, '\n'), err
+}
+
 // Path is the users file's path.
-func (f *File) Path() string { return filepath.Join(f.dir, FileName) }
-
-func (f *File) statFile() stamp {
-	fi, err := os.Stat(f.Path())
-	if err != nil {
-		return stamp{}
-	}
-	return stamp{size: fi.Size(), mod: fi.ModTime(), ok: true}
-}
-
-// reload reads the file again when it changed; f.mu is held or f is
-// not yet shared.
-func (f *File) reload() error {
-	st := f.statFile()
-	if st == f.stamp && f.users != nil {
-		return nil
-	}
-	users, err := f.read()
-	if err != nil {
-		return err
-	}
-	f.users, f.stamp = users, st
-	return nil
-}
-
-func (f *File) read() ([]User, error) {
-	fh, err := os.Open(f.Path())
-	if errors.Is(err, fs.ErrNotExist) {
-		return []User{}, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer fh.Close()
-	fi, err := fh.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if fi.Size() > maxFileBytes {
-		return nil, fmt.Errorf("%s: %w: %d bytes, more than a users file holds (%d)", f.Path(), ErrCorrupt, fi.Size(), maxFileBytes)
-	}
-	data := make([]byte, fi.Size())
-	if _, err := fh.ReadAt(data, 0); err != nil {
-		return nil, fmt.Errorf("%s: %w", f.Path(), err)
-	}
-	return Decode(f.Path(), data)
-}
+func (f *File) Path() string { return f.f.Path() }
 
 // List returns the users, in name order, as the file has them now.
 func (f *File) List() ([]User, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if err := f.reload(); err != nil {
+	us, err := f.f.Fresh()
+	if err != nil {
 		return nil, err
 	}
-	out := slices.Clone(f.users)
+	out := slices.Clone(us)
 	slices.SortFunc(out, func(a, b User) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
 }
@@ -314,10 +259,8 @@ func (f *File) List() ([]User, error) {
 // it changed; false when there is none. A file that changed and does
 // not read keeps the users read before (and says why in err).
 func (f *File) Lookup(name string, mech Mechanism) (c Credential, ok bool, err error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	err = f.reload()
-	for _, u := range f.users {
+	us, _, err := f.f.Current()
+	for _, u := range us {
 		if u.Name != name {
 			continue
 		}
@@ -334,32 +277,7 @@ func (f *File) Lookup(name string, mech Mechanism) (c Credential, ok bool, err e
 // them (read again under the lock) and returns them changed; the result
 // is written durably before Update returns.
 func (f *File) Update(ctx context.Context, fn func([]User) ([]User, error)) error {
-	lock, err := os.OpenFile(filepath.Join(f.dir, FileName+".lock"), os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return err
-	}
-	defer lock.Close()
-	if err := fileutil.Flock(ctx, lock, true, 30*time.Second); err != nil {
-		return fmt.Errorf("%s: %w", lock.Name(), err)
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	users, err := f.read()
-	if err != nil {
-		return err
-	}
-	if users, err = fn(users); err != nil {
-		return err
-	}
-	data, err := json.MarshalIndent(fileJSON{Version: 1, Users: users}, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := fileutil.WriteFileDurably(f.Path(), append(data, '\n'), 0o600); err != nil {
-		return err
-	}
-	f.users, f.stamp = users, f.statFile()
-	return nil
+	return f.f.Update(ctx, fn)
 }
 
 // Set gives name a new credential for mech (replacing one it had), in
