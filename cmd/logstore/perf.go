@@ -65,6 +65,7 @@ type perfProduceOptions struct {
 	acks       string
 	linger     time.Duration
 	partitions int32
+	tls        wireTLS
 
 	// Derived by complete.
 	codec     recordbatch.Codec
@@ -189,6 +190,7 @@ printed (a second signal exits at once).`,
 	f.StringVar(&opts.acks, "acks", opts.acks, "with --bootstrap: all (idempotent producers), 1 or 0 (not idempotent: kgo's idempotence needs acks=all)")
 	f.DurationVar(&opts.linger, "linger", opts.linger, "with --bootstrap: how long kgo waits for more records before sending a batch, like Kafka's linger.ms")
 	f.Int32Var(&opts.partitions, "partitions", opts.partitions, "with --bootstrap: partitions of the topic when the broker does not know it and produce creates it")
+	opts.tls.register(f)
 	f.SetNormalizeFunc(batchBytesAlias)
 	return cmd
 }
@@ -299,6 +301,7 @@ type perfConsumeOptions struct {
 	// Over the wire (perfwire.go).
 	bootstrap string
 	timeout   time.Duration
+	tls       wireTLS
 
 	commandOutput
 	progress time.Duration // progress lines on stderr this often; 0 for none
@@ -377,6 +380,7 @@ second signal exits at once).`,
 	f.BoolVar(&opts.json, "json", false, "print the report as one JSON object")
 	f.StringVar(&opts.bootstrap, "bootstrap", "", "read from the broker at `HOST:PORT` (several: comma-separated) with a kgo consumer, instead of the store in process")
 	f.DurationVar(&opts.timeout, "timeout", opts.timeout, "with --bootstrap: the longest wait for the next record before giving up")
+	opts.tls.register(f)
 	return cmd
 }
 

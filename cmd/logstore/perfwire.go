@@ -2,11 +2,15 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/logstore/logstore"
 	"github.com/logstore/logstore/internal/jsonl"
@@ -32,7 +36,31 @@ const (
 var storeOnlyFlags = []string{"sync", "dir", "producer-expiry", "max-producers", "lock-timeout", "shallow"}
 
 // wireOnlyFlags are the flags of a run over the wire alone.
-var wireOnlyFlags = []string{"acks", "linger", "partitions", "timeout"}
+var wireOnlyFlags = []string{"acks", "linger", "partitions", "timeout", "tls-ca-file"}
+
+// wireTLS is --tls-ca-file: dial the broker with TLS, verifying its
+// certificate against the CAs of the file (an SSL listener of serve).
+type wireTLS struct{ caFile string }
+
+func (w *wireTLS) register(f *pflag.FlagSet) {
+	f.StringVar(&w.caFile, "tls-ca-file", "", "with --bootstrap: dial with TLS, verifying the broker's certificate against the PEM CAs of `FILE`")
+}
+
+// opts are the kgo options of the flag: none without it.
+func (w *wireTLS) opts() ([]kgo.Opt, error) {
+	if w.caFile == "" {
+		return nil, nil
+	}
+	pem, err := os.ReadFile(w.caFile)
+	if err != nil {
+		return nil, fmt.Errorf("--tls-ca-file: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("--tls-ca-file %s: no PEM certificate in it", w.caFile)
+	}
+	return []kgo.Opt{kgo.DialTLSConfig(&tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12})}, nil
+}
 
 // checkModeFlags refuses the flags of the other mode: with --bootstrap
 // the store's, without it the wire's.
@@ -120,6 +148,10 @@ func runPerfProduceWire(ctx context.Context, o *perfProduceOptions) error {
 	if err != nil {
 		return fmt.Errorf("--compression: %w", err)
 	}
+	tlsOpts, err := o.tls.opts()
+	if err != nil {
+		return err
+	}
 	rep := &perf.ProduceReport{
 		Producers: o.producers, RecordSize: o.recordSize, BatchSize: o.batchSize, Compression: codec.String(),
 		Topic: o.topic, Partition: o.partition, Bootstrap: strings.Join(seeds, ","), Acks: perf.AcksName(acks),
@@ -129,7 +161,7 @@ func runPerfProduceWire(ctx context.Context, o *perfProduceOptions) error {
 		Bootstrap: seeds, Topic: o.topic, Partition: o.partition, Partitions: o.partitions,
 		Records: o.records, RecordSize: o.recordSize, Producers: o.producers,
 		BatchBytes: int32(o.batchSize), Linger: o.linger, Acks: acks, Codec: codec,
-		Progress: o.stderr, ProgressEvery: o.progress,
+		Opts: tlsOpts, Progress: o.stderr, ProgressEvery: o.progress,
 	}, rep)
 	if err := withInterruption(ctx, err); err != nil {
 		return err
@@ -160,11 +192,15 @@ func runPerfConsumeWire(ctx context.Context, o *perfConsumeOptions) error {
 	if o.fromSet {
 		from = o.from
 	}
+	tlsOpts, err := o.tls.opts()
+	if err != nil {
+		return err
+	}
 	rep := &perf.ConsumeReport{Topic: o.topic, Partition: o.partition, Bootstrap: strings.Join(seeds, ",")}
 	err = perf.ConsumeWire(ctx, perf.WireConsumeConfig{
 		Bootstrap: seeds, Topic: o.topic, Partition: o.partition, From: from,
 		FetchMaxBytes: int32(o.maxBytes), Timeout: o.timeout,
-		Progress: o.stderr, ProgressEvery: o.progress,
+		Opts: tlsOpts, Progress: o.stderr, ProgressEvery: o.progress,
 	}, rep)
 	if err := withInterruption(ctx, err); err != nil {
 		return err

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kfake"
+
+	"github.com/logstore/logstore/internal/testutil"
 )
 
 // perf produce and consume with --bootstrap drive a running broker
@@ -62,5 +64,25 @@ func TestPerfWireFlags(t *testing.T) {
 		if code == exitOK || !strings.Contains(errOut, tc.want) {
 			t.Errorf("perf %v: exit %d, want an error saying %q\n%s%s", tc.args, code, tc.want, out, errOut)
 		}
+	}
+}
+
+// TestPerfWireTLS: perf produce and consume with --tls-ca-file against
+// serve's SSL listener.
+func TestPerfWireTLS(t *testing.T) {
+	ca := testutil.NewCA(t, "server-ca")
+	cert, key := ca.Issue(t, "logstore", testutil.CertOpts{})
+	srv := serveInProcess(t, "--dir", t.TempDir(), "--listener", "SSL://127.0.0.1:0", "--ssl-cert-file", cert, "--ssl-key-file", key)
+	addr := readyListeners(t, srv.ready)["SSL"]
+	rep := perfProduceJSON(t, "--bootstrap", addr, "--tls-ca-file", ca.File, "--topic", "tls", "--records", "500", "--record-size", "100")
+	if rep.Records != 500 {
+		t.Errorf("report %+v", rep)
+	}
+	if crep := perfConsumeJSON(t, "--bootstrap", addr, "--tls-ca-file", ca.File, "--topic", "tls"); crep.Records != 500 {
+		t.Errorf("consume report %+v", crep)
+	}
+	other := testutil.NewCA(t, "other-ca")
+	if _, errOut, code := perfRun(t, "perf", "consume", "--bootstrap", addr, "--tls-ca-file", other.File, "--topic", "tls", "--timeout", "2s"); code == exitOK {
+		t.Errorf("a consume trusting another CA succeeded\n%s", errOut)
 	}
 }
