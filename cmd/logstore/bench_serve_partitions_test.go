@@ -5,6 +5,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -21,6 +22,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/logstore/logstore"
@@ -49,6 +51,11 @@ import (
 //     answered with an error, log-lines the lines serve wrote to stderr
 //     up to then and emfile-msgs the "too many open files" among them;
 //     then produced-rss-MB and produced-fds;
+//     4b. kgo-spread-MB/s: one kgo idempotent producer (acks=all, linger
+//     5 ms) sends spreadRecords records of 100 bytes round robin over
+//     every partition of every topic (so that each partition gets as
+//     many), the value MB/s from the first record to the flush;
+//     kgo-spread-errors the records it failed;
 //  5. SIGTERM; start again: start-clean-ms and start-clean-cpu-ms (a
 //     store with a record in every partition, closed cleanly), and
 //     clean-rss-MB and clean-fds 100 ms after the ready line;
@@ -174,6 +181,8 @@ func benchServeCycle(b *testing.B, cli string, topics, parts int) {
 		idleFDs, producedFDs, cleanFDs        int
 		produceErrors, logLines, emfileLines  int
 		failedStops, failedStarts             int
+		kgoMBps                               float64
+		kgoErrors                             int
 	}
 	// tolerate takes err, of a serve that ran out of open files, as a
 	// finding (logged and counted); any other is the benchmark's failure.
@@ -212,6 +221,9 @@ func benchServeCycle(b *testing.B, cli string, topics, parts int) {
 		rss, fds = procUsage(b, s.pid())
 		sum.producedRSS += rss
 		sum.producedFDs += fds
+		mbps, kerrs := kgoProduceSpread(b, s.addr, names, parts)
+		sum.kgoMBps += mbps
+		sum.kgoErrors += kerrs
 		if errs > 0 {
 			b.Logf("%d of %d partitions answered the produce with an error; serve wrote %d lines, %d of them \"too many open files\", beginning:\n%s",
 				errs, topics*parts, s.log.lines(), s.log.emfiles(), s.log.start(4, 400))
@@ -252,6 +264,8 @@ func benchServeCycle(b *testing.B, cli string, topics, parts int) {
 	b.ReportMetric(float64(sum.logLines)/n, "log-lines")
 	b.ReportMetric(float64(sum.emfileLines)/n, "emfile-msgs")
 	b.ReportMetric(mb(sum.producedRSS), "produced-rss-MB")
+	b.ReportMetric(sum.kgoMBps/n, "kgo-spread-MB/s")
+	b.ReportMetric(float64(sum.kgoErrors)/n, "kgo-spread-errors")
 	b.ReportMetric(float64(sum.producedFDs)/n, "produced-fds")
 	b.ReportMetric(ms(sum.startClean), "start-clean-ms")
 	b.ReportMetric(ms(sum.startCleanCPU), "start-clean-cpu-ms")
@@ -619,4 +633,40 @@ func produceEveryPartition(b *testing.B, c *rawConn, names []string, parts int, 
 		b.Fatalf("produce answered %d partitions of %d", answered, len(names)*parts)
 	}
 	return took, errs
+}
+
+// spreadRecords is the records of the kgo pass over all partitions: ten
+// per partition at 10,000 partitions.
+const spreadRecords = 100_000
+
+// kgoProduceSpread runs step 4b of BenchmarkServePartitions.
+func kgoProduceSpread(b *testing.B, addr string, names []string, parts int) (mbps float64, failed int) {
+	b.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.RequiredAcks(kgo.AllISRAcks()), kgo.ProducerLinger(5*time.Millisecond),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.MaxBufferedRecords(spreadRecords), kgo.RecordRetries(3))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cl.Close()
+	ctx := context.Background()
+	value := make([]byte, 100)
+	var mu sync.Mutex
+	began := time.Now()
+	for i := range spreadRecords {
+		r := &kgo.Record{Topic: names[i%len(names)], Partition: int32(i / len(names) % parts), Value: value}
+		cl.Produce(ctx, r, func(_ *kgo.Record, err error) {
+			if err != nil {
+				mu.Lock()
+				if failed == 0 {
+					b.Logf("kgo spread produce: %v, the first failure", err)
+				}
+				failed++
+				mu.Unlock()
+			}
+		})
+	}
+	if err := cl.Flush(ctx); err != nil {
+		b.Fatal(err)
+	}
+	return float64(spreadRecords*len(value)) / (1 << 20) / time.Since(began).Seconds(), failed
 }

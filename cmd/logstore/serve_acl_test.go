@@ -166,3 +166,61 @@ func TestACLsCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestServeSSLClientCertACLs: over an SSL listener requiring client
+// certificates, the certificate's subject is the principal the ACLs
+// name: the client granted by its subject produces idempotently,
+// consumes in a group and commits a transaction; another certificate of
+// the same CA, with no ACL, is refused with TOPIC_AUTHORIZATION_FAILED
+// and writes nothing.
+func TestServeSSLClientCertACLs(t *testing.T) {
+	dir := t.TempDir()
+	const app = "User:CN=app,O=logstore tests"
+	for _, args := range [][]string{
+		{"--operation", "ALL", "--topic", "cert-"},
+		{"--operation", "READ", "--group", "cert-group"},
+		{"--operation", "WRITE", "--transactional-id", "cert-txn"},
+	} {
+		args = append([]string{"add", "--dir", dir, "--allow-principal", app, "--resource-pattern-type", "prefixed"}, args...)
+		if out, err := aclsCLI(t, args...); err != nil {
+			t.Fatalf("acls add: %v\n%s", err, out)
+		}
+	}
+	serverCA, clientCA := testutil.NewCA(t, "server-ca"), testutil.NewCA(t, "client-ca")
+	cert, key := serverCA.Issue(t, "logstore", testutil.CertOpts{})
+	srv := serveInProcess(t, "--dir", dir, "--listener", "SSL://127.0.0.1:0",
+		"--ssl-cert-file", cert, "--ssl-key-file", key, "--ssl-ca-file", clientCA.File, "--ssl-client-auth", "required",
+		"--group-initial-rebalance-delay", "0s", "--authorizer", "acl")
+	addr := readyListeners(t, srv.ready)["SSL"]
+	appCert, appKey := clientCA.Issue(t, "app", testutil.CertOpts{Client: true})
+	asApp := kgo.DialTLSConfig(clientTLS(t, appCert, appKey, serverCA.File))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+
+	// CREATE on the topics by prefix (ALL) lets the producer create them.
+	produceAndConsume(t, addr, "cert-plain", 10, asApp, kgo.ConsumerGroup("cert-group"))
+	txn := newClient(t, addr, asApp, kgo.TransactionalID("cert-txn"), kgo.DefaultProduceTopic("cert-txn-topic"), kgo.AllowAutoTopicCreation())
+	if err := txn.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := txn.ProduceSync(ctx, &kgo.Record{Value: []byte("committed")}).FirstErr(); err != nil {
+		t.Fatalf("a transactional produce as %s: %v", app, err)
+	}
+	if err := txn.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		t.Fatalf("committing as %s: %v", app, err)
+	}
+
+	otherCert, otherKey := clientCA.Issue(t, "other", testutil.CertOpts{Client: true})
+	other := newClient(t, addr, kgo.DialTLSConfig(clientTLS(t, otherCert, otherKey, serverCA.File)),
+		kgo.DefaultProduceTopic("cert-plain"), kgo.RecordRetries(1), kgo.RetryTimeout(2*time.Second))
+	if err := other.ProduceSync(ctx, &kgo.Record{Value: []byte("x")}).FirstErr(); !errors.Is(err, kerr.TopicAuthorizationFailed) && !errors.Is(err, kerr.ClusterAuthorizationFailed) {
+		t.Errorf("another certificate producing: %v, want an authorization failure", err)
+	}
+	ends, err := kadm.NewClient(newClient(t, addr, asApp)).ListEndOffsets(ctx, "cert-plain")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, _ := ends.Lookup("cert-plain", 0); o.Offset != 10 {
+		t.Errorf("cert-plain ends at %d, want 10: the refused produce wrote", o.Offset)
+	}
+}
