@@ -64,21 +64,63 @@ func (s *Server) clusterCode(c *conn, op kmsg.ACLOperation) int16 {
 	return kerr.ClusterAuthorizationFailed.Code
 }
 
-// topicCodes is topicCode for each distinct topic of a request, asked
-// once per name (a Produce or Fetch names a topic once per partition
-// group, but a hostile one may repeat it); nil without an authorizer.
-func topicCodes[T any](s *Server, c *conn, op kmsg.ACLOperation, topics []T, name func(*T) string) map[string]int16 {
-	if s.cfg.Authorizer == nil {
-		return nil
+// topicCodes are the authorization codes (topicCode) of the distinct
+// topics of a request, each asked once (a hostile request may repeat a
+// topic): one topic, a Produce's or a Fetch's usual, without a map. The
+// zero value, for a server without an authorizer, is errNone for all.
+type topicCodes struct {
+	first     string
+	firstCode int16
+	more      map[string]int16
+}
+
+// authorizeTopics decides op for the topics of a request.
+func authorizeTopics[T any](s *Server, c *conn, op kmsg.ACLOperation, topics []T, name func(*T) string) topicCodes {
+	var tc topicCodes
+	if s.cfg.Authorizer == nil || len(topics) == 0 {
+		return tc
 	}
-	codes := make(map[string]int16, len(topics))
-	for i := range topics {
+	tc.first = name(&topics[0])
+	tc.firstCode = s.topicCode(c, op, tc.first)
+	for i := 1; i < len(topics); i++ {
 		n := name(&topics[i])
-		if _, ok := codes[n]; !ok {
-			codes[n] = s.topicCode(c, op, n)
+		if _, ok := tc.more[n]; ok || n == tc.first {
+			continue
 		}
+		if tc.more == nil {
+			tc.more = map[string]int16{}
+		}
+		tc.more[n] = s.topicCode(c, op, n)
 	}
-	return codes
+	return tc
+}
+
+// of is topic's code.
+func (tc *topicCodes) of(topic string) int16 {
+	if topic == tc.first {
+		return tc.firstCode
+	}
+	return tc.more[topic]
+}
+
+// set makes topic's code code; topic is one of the request's.
+func (tc *topicCodes) set(topic string, code int16) {
+	if topic == tc.first {
+		tc.firstCode = code
+	} else {
+		tc.more[topic] = code
+	}
+}
+
+// each calls fn with each topic and its code.
+func (tc *topicCodes) each(fn func(topic string, code int16)) {
+	if tc.first == "" && tc.more == nil {
+		return
+	}
+	fn(tc.first, tc.firstCode)
+	for n, code := range tc.more {
+		fn(n, code)
+	}
 }
 
 // authorizedOps is the bit field of the operations of supported (by

@@ -59,7 +59,7 @@ func handleFetch(s *Server, c *conn, req kmsg.Request, p *pending) error {
 		return nil
 	}
 	f := &fetch{s: s, c: c, r: r, resp: resp}
-	f.codes = topicCodes(s, c, kmsg.ACLOperationRead, r.Topics, func(t *kmsg.FetchRequestTopic) string { return t.Topic })
+	f.codes = authorizeTopics(s, c, kmsg.ACLOperationRead, r.Topics, func(t *kmsg.FetchRequestTopic) string { return t.Topic })
 	n, parts, failed := f.build()
 	if failed || n >= int(r.MinBytes) || r.MaxWaitMillis <= 0 || len(parts) == 0 {
 		f.setErr(p)
@@ -78,10 +78,10 @@ type fetch struct {
 	c    *conn
 	r    *kmsg.FetchRequest
 	resp *kmsg.FetchResponse
-	// codes are the topics' authorization, READ (topicCodes): a
+	// codes are the topics' authorization, READ (authorizeTopics): a
 	// partition of a topic not allowed is answered 29, at once as
 	// every error is (Kafka's would wait for the others).
-	codes map[string]int16
+	codes topicCodes
 	fetchBufs
 }
 
@@ -135,7 +135,7 @@ func (f *fetch) fill(sp *kmsg.FetchResponseTopicPartition, topic string, rp *kms
 	// Empty, never null: librdkafka fails to parse a null record set
 	// ("invalid MessageSetSize -1"), and Kafka sends an empty one.
 	sp.RecordBatches = []byte{}
-	if code := f.codes[topic]; code != errNone {
+	if code := f.codes.of(topic); code != errNone {
 		sp.ErrorCode = code
 		return nil, 0, true
 	}

@@ -69,15 +69,15 @@ func handleProduce(s *Server, c *conn, req kmsg.Request, p *pending) error {
 	if r.TransactionID != nil {
 		txnCode = s.txnIDCode(c, kmsg.ACLOperationWrite, *r.TransactionID)
 	}
-	codes := topicCodes(s, c, kmsg.ACLOperationWrite, r.Topics, func(t *kmsg.ProduceRequestTopic) string { return t.Topic })
-	for name, code := range codes {
+	codes := authorizeTopics(s, c, kmsg.ACLOperationWrite, r.Topics, func(t *kmsg.ProduceRequestTopic) string { return t.Topic })
+	codes.each(func(name string, code int16) {
 		// Creating a topic needs CREATE too.
 		if _, ok := s.cat.Topic(name); code == errNone && !ok && s.cfg.AutoCreateTopics && !s.mayCreateTopic(c, name) {
-			codes[name] = kerr.TopicAuthorizationFailed.Code
+			codes.set(name, kerr.TopicAuthorizationFailed.Code)
 		}
-	}
+	})
 	if acksOK && txnCode == errNone {
-		s.openConcurrently(r.Topics, codes)
+		s.openConcurrently(r.Topics, &codes)
 	}
 	resp.Topics = answerEach(r.Topics, func(rt *kmsg.ProduceRequestTopic, st *kmsg.ProduceResponseTopic) {
 		*st = kmsg.NewProduceResponseTopic()
@@ -86,7 +86,7 @@ func handleProduce(s *Server, c *conn, req kmsg.Request, p *pending) error {
 			*sp = kmsg.NewProduceResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = -1, -1, -1
-			if code := cmp.Or(txnCode, codes[rt.Topic]); code != errNone {
+			if code := cmp.Or(txnCode, codes.of(rt.Topic)); code != errNone {
 				sp.ErrorCode = code
 			} else if !acksOK {
 				sp.ErrorCode = kerr.InvalidRequiredAcks.Code
@@ -151,9 +151,9 @@ const openWorkers = 16
 // partitions (a test suite's first records) would otherwise wait for
 // them one after the other. The appends then find them open; an open
 // that fails here is tried again, and answered, by the append's own
-// lookup. A topic whose code (codes, topicCodes) is not errNone is
+// lookup. A topic whose code (codes, authorizeTopics) is not errNone is
 // left alone.
-func (s *Server) openConcurrently(topics []kmsg.ProduceRequestTopic, codes map[string]int16) {
+func (s *Server) openConcurrently(topics []kmsg.ProduceRequestTopic, codes *topicCodes) {
 	type tp struct {
 		topic     string
 		partition int32
@@ -167,7 +167,7 @@ func (s *Server) openConcurrently(topics []kmsg.ProduceRequestTopic, codes map[s
 	}
 	var closed []tp
 	for _, t := range topics {
-		if codes[t.Topic] != errNone {
+		if codes.of(t.Topic) != errNone {
 			continue
 		}
 		for _, p := range t.Partitions {
