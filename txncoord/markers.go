@@ -142,7 +142,10 @@ func (m storeMarkers) OpenTransactions() ([]OpenTransaction, error) {
 	if err != nil {
 		return nil, err
 	}
-	ids := slices.DeleteFunc(all, func(id logstore.PartitionID) bool { return !m.s.MayHoldOpenTransactions(id) })
+	// The workers look at each partition's directory (a few stats: a
+	// store of thousands after a crash has all of them looked at) and
+	// open those that may hold an open transaction.
+	ids := all
 	found := make([][]OpenTransaction, len(ids))
 	errs := make([]error, len(ids))
 	next := make(chan int)
@@ -150,7 +153,9 @@ func (m storeMarkers) OpenTransactions() ([]OpenTransaction, error) {
 	for range min(openWorkers, len(ids)) {
 		wg.Go(func() {
 			for i := range next {
-				found[i], errs[i] = m.partitionOpenTransactions(ids[i])
+				if m.s.MayHoldOpenTransactions(ids[i]) {
+					found[i], errs[i] = m.partitionOpenTransactions(ids[i])
+				}
 			}
 		})
 	}
