@@ -265,6 +265,15 @@ func cloneBytes(b []byte) []byte {
 	return append(make([]byte, 0, len(b)), b...)
 }
 
+// AppendRecord appends one record, encoded as DefaultRecord.writeTo
+// does (attributes 0), to dst: the deltas are relative to the batch's
+// base timestamp and base offset. A nil key or value is null. It is for
+// writers that rebuild a batch's records section themselves, such as
+// the cleaner, which keeps each record's offset delta.
+func AppendRecord(dst []byte, timestampDelta int64, offsetDelta int32, key, value []byte, headers []RecordHeader) []byte {
+	return appendRecord(dst, timestampDelta, offsetDelta, key, value, headers)
+}
+
 // appendRecord encodes one record as DefaultRecord.writeTo does.
 func appendRecord(dst []byte, tsDelta int64, offDelta int32, key, value []byte, headers []RecordHeader) []byte {
 	size := 1 + sizeOfVarlong(tsDelta) + sizeOfVarint(offDelta) +

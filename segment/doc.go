@@ -16,6 +16,8 @@
 //	logstore.next-index             ... and its .index
 //	logstore.next-timeindex         ... and its .timeindex
 //	00000000000000004096.log.cut-817  bytes recovery cut off that segment at byte 817, kept
+//	00000000000000000000.log.cleaned  a cleaning pass's new segment, being written (and .index.cleaned, ...)
+//	00000000000000000000.log.swap     ... decided: it replaces the segments it covers (see "Cleaning")
 //
 // The index rules are Kafka's (LogSegment): an offset-index entry maps a
 // batch's last offset to its start position and is added when more than
@@ -126,6 +128,87 @@
 //     deleted stays deleted; from that open on the checkpoint holds it.
 //   - Every file operation goes through vfs.FS, so tests inject faults.
 //
+// # Cleaning
+//
+// Log.Clean (clean.go) is one pass of log compaction, as Kafka's Cleaner
+// runs it; deciding when to run it, and for which topics
+// (cleanup.policy), is the caller's.
+//
+//   - The offset map (OffsetMap, offsetmap.go) is Kafka's SkimpyOffsetMap:
+//     a fixed table sized from a memory bound, each slot the first 16
+//     bytes of the key's SHA-256 (Kafka: MD5, also 16 bytes; collisions
+//     among n keys have a chance of about n²/2^129) and the key's last
+//     offset. It is full at 90% of its slots. The map covers the dirty
+//     range [FirstDirty, upper) of data records with a key (control
+//     batches are not mapped); upper is the first segment base at or
+//     above the smallest of CleanOptions.Upper (the last stable offset),
+//     the active segment's base and the recovery point, so only whole,
+//     flushed, sealed segments are cleaned. When a key does not fit, the
+//     map stops before it: CleanResult.End is the next pass's FirstDirty,
+//     and memory never grows.
+//   - The segments from Start's up to the map's end are rewritten in
+//     groups (Kafka's groupSegmentsBySize: log bytes within segment.bytes,
+//     each index within segment.index.bytes, offsets within an int32 of
+//     the group's base), each into one new segment named after the
+//     group's first. Its indexes are built by the append rules above, so
+//     Verify reads it as any other segment: offsets grow, with gaps.
+//   - A record is kept when its offset is past the map's reach, when it
+//     has no key (Kafka drops those, which a compacted topic refuses at
+//     produce time; here refusing them is the caller's job, and the
+//     cleaner keeps what it does not understand), or when it is its key's
+//     latest (offset >= map[key]) and is not a tombstone whose batch's
+//     delete horizon has passed. Kafka's KIP-534 rules for the horizon: a
+//     batch that keeps a tombstone and has no horizon yet gets one, Now +
+//     DeleteRetention (delete.retention.ms), stored as its base timestamp
+//     with attribute bit 6 set (record timestamp deltas are relative to
+//     it, so record timestamps do not change); its tombstones go in the
+//     first pass at or after the horizon.
+//   - Batches are rewritten as MemoryRecords.filterTo writes them: a
+//     batch that keeps every record, and needs no horizon, is copied
+//     byte for byte; a partly kept one keeps its base offset and last
+//     offset delta (so its last sequence), leader epoch, producer id,
+//     epoch, base sequence, codec (recompressed), timestamp type and
+//     transactional bit, with the base timestamp of its first kept record
+//     (or the horizon), the max timestamp of those kept (LogAppendTime:
+//     the original), a new count and CRC. A batch that keeps no record
+//     goes, except the last batch of an active producer (CleanOptions.
+//     ActiveProducer names its last offset: the producer's epoch and
+//     sequence must survive) and the last batch of each group (so that
+//     the new segment ends at the offset the group ended: Kafka keeps the
+//     last batch of the cleaning round for the same reason); those are
+//     kept empty, as writeEmptyHeader writes them: header only, count 0,
+//     same offsets, producer fields and flags, no codec, both timestamps
+//     the max. Control batches are kept whole unless
+//     CleanOptions.DiscardControl lets one go. Aborted transactional data
+//     is not removed yet, and a group's .txnindex entries are carried
+//     over unchanged (every marker is kept, and offsets do not move).
+//   - The swap is Kafka's replaceSegments. The new segment is written as
+//     BASE.log.cleaned, BASE.index.cleaned, BASE.timeindex.cleaned (and
+//     BASE.txnindex.cleaned when it has entries) and each is synced; each
+//     is renamed to .swap, the .log first, and the directory synced:
+//     once BASE.log.swap exists the swap is decided. The group's old
+//     files are removed and the directory synced; the .swap files are
+//     renamed to their final names, the .log first, and the directory
+//     synced. Only then does the segment list change, under mu, in one
+//     step, so Read never misses a range; a Batches call that took the
+//     old segments before keeps their open (unlinked) files, which are
+//     closed when the last such reader is done (retention's deletions
+//     do the same).
+//   - Open, before it lists the segments, finishes what a crash left:
+//     *.cleaned files are removed (the pass had not decided); for each
+//     BASE.log.swap, every segment whose base lies in [BASE, the swap
+//     log's end) is removed and the .swap files get their final names;
+//     an index's .swap without its .log.swap is renamed when BASE.log
+//     exists (the swap had renamed its log). So a crash at any step
+//     leaves either the old segments or the new one, never both, never
+//     neither; a new segment without its index files has them rebuilt.
+//   - A failure before the swap is decided removes the .cleaned files and
+//     leaves the log as it was, usable (damage in the segments is a
+//     *CorruptionError); one after it poisons the log, and the next Open
+//     finishes the swap. Clean holds ckptMu throughout, so retention,
+//     DeleteRecordsBefore and another Clean wait for it; appends, reads
+//     and syncs do not (a flush's move of the recovery point waits).
+//
 // # Locking
 //
 // A Log has three mutexes, always taken in this order, and one more that
@@ -134,7 +217,8 @@
 //   - syncMu: held by group commit's leader while it syncs, and by Close
 //     from start to end, so no sync runs on files Close closes.
 //   - ckptMu: serialises the checkpoint's writers (a flush moving the
-//     recovery point, ApplyRetention, DeleteRecordsBefore, Close). The checkpoint in memory
+//     recovery point, ApplyRetention, DeleteRecordsBefore, Close) and
+//     those that change the sealed segments (Clean). The checkpoint in memory
 //     changes under ckptMu and mu both, so either one is enough to read
 //     it.
 //   - mu (read-write): the segment list, the poison error, closed, the

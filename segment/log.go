@@ -273,6 +273,18 @@ func (l *Log) cleanDir() ([]int64, error) {
 	if err != nil {
 		return nil, err
 	}
+	// An interrupted cleaning pass first (see recoverCleaning): after it,
+	// the listing holds whole segments only.
+	if changed, err := recoverCleaning(l, names); err != nil {
+		return nil, err
+	} else if changed {
+		if err := l.cfg.FS.SyncDir(l.dir); err != nil {
+			return nil, err
+		}
+		if names, err = l.cfg.FS.ReadDir(l.dir); err != nil {
+			return nil, err
+		}
+	}
 	logs := map[int64]bool{}
 	bases := listSegments(names, logs)
 	removed := false
@@ -980,9 +992,15 @@ func (l *Log) Batches(from int64, fn func(recordbatch.Batch) error) error {
 	}
 	var spans []span
 	for i := l.segmentFor(from); i < len(l.segs); i++ {
+		l.segs[i].acquire() // a cleaning pass may replace it meanwhile
 		spans = append(spans, span{l.segs[i], l.segs[i].size})
 	}
 	l.mu.RUnlock()
+	defer func() {
+		for _, sp := range spans {
+			sp.s.release()
+		}
+	}()
 	// One buffer for every batch: the header is read into it, then the
 	// rest of the batch after it, so no byte is read twice.
 	buf := make([]byte, recordbatch.HeaderSize, 64<<10)
@@ -1001,7 +1019,10 @@ func (l *Log) Batches(from int64, fn func(recordbatch.Batch) error) error {
 				buf = append(make([]byte, 0, n), buf[:recordbatch.HeaderSize]...)
 			}
 			buf = buf[:n]
-			if _, err := sp.s.log.ReadAt(buf[recordbatch.HeaderSize:], pos+recordbatch.HeaderSize); err != nil {
+			// (An empty batch, which cleaning leaves, is its header: no
+			// read of nothing at the end of the file, which some FS
+			// answers with io.EOF.)
+			if _, err := sp.s.log.ReadAt(buf[recordbatch.HeaderSize:], pos+recordbatch.HeaderSize); err != nil && n > recordbatch.HeaderSize {
 				return fmt.Errorf("logstore/segment: reading %s at byte %d: %w", sp.s.logName, pos, err)
 			}
 			if err := fn(recordbatch.Batch(buf)); err != nil {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/logstore/logstore/recordbatch"
@@ -52,6 +53,50 @@ type segment struct {
 	firstBatchMaxTS int64 // max timestamp of the first batch, -1 when none (segment.ms)
 	created         time.Time
 	indexMissing    bool // an index file did not exist at open: rebuild it
+
+	refs segmentRefs // readers holding the files without the Log's lock
+}
+
+// segmentRefs counts the readers (Batches) that hold a segment's files
+// without the Log's lock, so that a segment the cleaner replaced
+// (retired) keeps its files open until the last of them is done: the
+// files are unlinked already, and an unlinked open file still reads.
+type segmentRefs struct {
+	mu      sync.Mutex
+	n       int
+	retired bool
+}
+
+// acquire is called under the Log's lock, while s is in its list.
+func (s *segment) acquire() {
+	s.refs.mu.Lock()
+	s.refs.n++
+	s.refs.mu.Unlock()
+}
+
+// release ends a reader's hold; the last one closes a retired segment.
+// Nothing was written through its files since they were synced, so an
+// error closing them says nothing about the data: it is dropped.
+func (s *segment) release() {
+	s.refs.mu.Lock()
+	s.refs.n--
+	last := s.refs.n == 0 && s.refs.retired
+	s.refs.mu.Unlock()
+	if last {
+		_ = s.close()
+	}
+}
+
+// retire closes s, which has left the Log's list, once no reader holds
+// it (see release).
+func (s *segment) retire() {
+	s.refs.mu.Lock()
+	s.refs.retired = true
+	now := s.refs.n == 0
+	s.refs.mu.Unlock()
+	if now {
+		_ = s.close()
+	}
 }
 
 // createSegment creates the three files of a new, empty segment. The
@@ -552,7 +597,13 @@ func (s *segment) close() error {
 // remove closes and deletes the segment's files; the caller syncs the
 // directory.
 func (s *segment) remove() error {
-	errs := []error{s.close()}
+	return errors.Join(s.close(), s.removeFiles())
+}
+
+// removeFiles deletes the segment's files, leaving them open; the caller
+// syncs the directory.
+func (s *segment) removeFiles() error {
+	var errs []error
 	for _, name := range []string{s.logName, s.index.name, s.timeIndex.name, s.txn.name} {
 		if err := s.fs.Remove(name); err != nil && !errors.Is(err, os.ErrNotExist) {
 			errs = append(errs, err)
