@@ -29,7 +29,7 @@ func serveTLS(t testing.TB, ts *testServer, lc ListenerConfig) (string, *tls.Con
 	if err != nil {
 		t.Fatal(err)
 	}
-	go ts.srv.ServeListener(tls.NewListener(ln, srvTLS.Config()), lc)
+	go ts.srv.ServeListener(NewTLSListener(ln, srvTLS.Config()), lc)
 	pem, err := os.ReadFile(ca.File)
 	if err != nil {
 		t.Fatal(err)

@@ -323,6 +323,7 @@ func (c *conn) writeLoop() {
 		batch          []*pending
 		next           *pending
 	)
+	cc := coalescer(c.nc) // a TLS connection's records, written together
 	for !closed {
 		p := next
 		next = nil
@@ -361,7 +362,15 @@ func (c *conn) writeLoop() {
 		}
 		if len(buf) > 0 {
 			c.nc.SetWriteDeadline(time.Now().Add(c.s.cfg.WriteTimeout))
+			if cc != nil {
+				cc.hold()
+			}
 			n, err := c.nc.Write(buf)
+			if cc != nil {
+				if ferr := cc.flush(); err == nil {
+					err = ferr
+				}
+			}
 			c.s.bytesWritten(n)
 			if err != nil {
 				failed = true

@@ -287,7 +287,7 @@ type ListenerConfig struct {
 // ServeListener is Serve with lc: one server serves several listeners,
 // each with its own advertised address and authentication, as Kafka's
 // listeners and advertised.listeners do. A TLS listener
-// (tls.NewListener) is served as any other; each of its connections
+// (NewTLSListener, or tls.NewListener) is served as any other; each of its connections
 // completes its handshake within TLSHandshakeTimeout before a request
 // is read.
 func (s *Server) ServeListener(ln net.Listener, lc ListenerConfig) error {

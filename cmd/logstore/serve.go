@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -396,7 +395,7 @@ func (o *serveOptions) bindListeners(tlsSrv *tlsconf.Server) (lns []net.Listener
 			return lns, err
 		}
 		if l.protocol == protoSSL || l.protocol == protoSASLSSL {
-			ln = tls.NewListener(ln, tlsSrv.Config())
+			ln = kafkaserver.NewTLSListener(ln, tlsSrv.Config())
 		}
 		lns = append(lns, ln)
 	}
