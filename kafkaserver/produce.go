@@ -76,9 +76,18 @@ func handleProduce(s *Server, c *conn, req kmsg.Request, p *pending) error {
 			codes.set(name, kerr.TopicAuthorizationFailed.Code)
 		}
 	})
-	if acksOK && txnCode == errNone {
-		s.openConcurrently(r.Topics, &codes)
+	// The answers in request order, then the appends in windows of
+	// partitions: each window's partitions not open yet are opened
+	// together first (openConcurrently), so that a request naming more
+	// partitions than the store keeps open appends to each while it is
+	// open, instead of opening them all ahead and finding the first
+	// closed again when their turn comes.
+	type item struct {
+		topic string
+		rp    *kmsg.ProduceRequestTopicPartition
+		sp    *kmsg.ProduceResponseTopicPartition
 	}
+	var items []item
 	resp.Topics = answerEach(r.Topics, func(rt *kmsg.ProduceRequestTopic, st *kmsg.ProduceResponseTopic) {
 		*st = kmsg.NewProduceResponseTopic()
 		st.Topic = rt.Topic
@@ -86,20 +95,37 @@ func handleProduce(s *Server, c *conn, req kmsg.Request, p *pending) error {
 			*sp = kmsg.NewProduceResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = -1, -1, -1
-			if code := cmp.Or(txnCode, codes.of(rt.Topic)); code != errNone {
+			items = append(items, item{rt.Topic, rp, sp})
+		})
+	})
+	window := s.openWindow()
+	for from := 0; from < len(items); from += window {
+		chunk := items[from:min(from+window, len(items))]
+		if acksOK && txnCode == errNone && len(chunk) > 1 {
+			tps := make([]logstore.PartitionID, 0, len(chunk))
+			for _, it := range chunk {
+				if codes.of(it.topic) == errNone {
+					tps = append(tps, logstore.PartitionID{Topic: it.topic, Partition: it.rp.Partition})
+				}
+			}
+			s.openConcurrently(tps)
+		}
+		for _, it := range chunk {
+			sp := it.sp
+			if code := cmp.Or(txnCode, codes.of(it.topic)); code != errNone {
 				sp.ErrorCode = code
 			} else if !acksOK {
 				sp.ErrorCode = kerr.InvalidRequiredAcks.Code
-				if part, code := s.partition(rt.Topic, rp.Partition, false); code == errNone {
+				if part, code := s.partition(it.topic, it.rp.Partition, false); code == errNone {
 					sp.LogStartOffset = part.StartOffset()
 				}
-			} else if w, ok := s.produceOne(r.Version, r.TransactionID, rt.Topic, sp, rp.Records); ok {
+			} else if w, ok := s.produceOne(r.Version, r.TransactionID, it.topic, sp, it.rp.Records); ok {
 				w.sp = sp
 				waits = append(waits, w)
 			}
 			p.setErr(sp.ErrorCode)
-		})
-	})
+		}
+	}
 	p.noResponse = r.Acks == 0
 	if r.Acks == 0 && p.errCode != errNone {
 		// The client hears of nothing else: as Kafka does, close the
@@ -145,46 +171,45 @@ func handleProduce(s *Server, c *conn, req kmsg.Request, p *pending) error {
 // openWorkers bounds the partitions a produce request opens at once.
 const openWorkers = 16
 
-// openConcurrently opens the partitions of topics not open yet, several
+// maxOpenWindow bounds the partitions of a produce request opened
+// together before their appends (handleProduce).
+const maxOpenWindow = 256
+
+// openWindow is how many partitions of a produce request are opened
+// together before their appends: maxOpenWindow, or a quarter of the
+// store's bound on open partitions when that is less, so that a window
+// never closes partitions of its own.
+func (s *Server) openWindow() int {
+	w := maxOpenWindow
+	if m := s.store.Options().MaxOpenPartitions; m > 0 {
+		w = min(w, max(m/4, 1))
+	}
+	return w
+}
+
+// openConcurrently opens the partitions of tps not open yet, several
 // at once: a partition's first open makes its files durable (some
 // fsyncs under SyncAlways), and a request naming hundreds of new
 // partitions (a test suite's first records) would otherwise wait for
 // them one after the other. The appends then find them open; an open
 // that fails here is tried again, and answered, by the append's own
-// lookup. A topic whose code (codes, authorizeTopics) is not errNone is
-// left alone.
-func (s *Server) openConcurrently(topics []kmsg.ProduceRequestTopic, codes *topicCodes) {
-	type tp struct {
-		topic     string
-		partition int32
-	}
-	n := 0
-	for _, t := range topics {
-		n += len(t.Partitions)
-	}
-	if n < 2 {
-		return // the common request of one partition: no lookup twice
-	}
-	var closed []tp
-	for _, t := range topics {
-		if codes.of(t.Topic) != errNone {
-			continue
-		}
-		for _, p := range t.Partitions {
-			if !s.store.IsOpen(t.Topic, p.Partition) {
-				closed = append(closed, tp{t.Topic, p.Partition})
-			}
+// lookup.
+func (s *Server) openConcurrently(tps []logstore.PartitionID) {
+	var closed []logstore.PartitionID
+	for _, tp := range tps {
+		if !s.store.IsOpen(tp.Topic, tp.Partition) {
+			closed = append(closed, tp)
 		}
 	}
 	if len(closed) < 2 {
 		return
 	}
-	next := make(chan tp)
+	next := make(chan logstore.PartitionID)
 	var wg sync.WaitGroup
 	for range min(openWorkers, len(closed)) {
 		wg.Go(func() {
 			for x := range next {
-				s.partition(x.topic, x.partition, true)
+				s.partition(x.Topic, x.Partition, true)
 			}
 		})
 	}
