@@ -49,7 +49,6 @@
 package acl
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -210,10 +209,8 @@ type fileJSON struct {
 // binding must pass Validate, and none may be given twice.
 func Decode(path string, data []byte) ([]Binding, error) {
 	var f fileJSON
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&f); err != nil {
-		return nil, fmt.Errorf("%s: %w: %w", path, ErrCorrupt, err)
+	if err := rootfile.DecodeJSON(path, data, &f, ErrCorrupt); err != nil {
+		return nil, err
 	}
 	if f.Version != 1 {
 		return nil, fmt.Errorf("%s: %w: version %d, want 1", path, ErrCorrupt, f.Version)

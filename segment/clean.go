@@ -555,21 +555,9 @@ func (w *cleanedSegment) add(out []byte) error {
 	if b.BaseOffset() < s.nextOffset && s.size > 0 {
 		return fmt.Errorf("batch base offset %d is below the expected %d", b.BaseOffset(), s.nextOffset)
 	}
-	if ts := b.MaxTimestamp(); ts > s.maxTS {
-		s.maxTS, s.maxTSOffset = ts, b.LastOffset()
+	if err := s.indexAppended(b, pos, int64(w.l.cfg.IndexIntervalBytes)); err != nil {
+		return err
 	}
-	if s.bytesSinceIndex > int64(w.l.cfg.IndexIntervalBytes) {
-		if err := s.index.append(b.LastOffset(), pos); err != nil {
-			return err
-		}
-		if err := s.timeIndex.maybeAppend(s.maxTS, s.maxTSOffset, false); err != nil {
-			return err
-		}
-		s.bytesSinceIndex = 0
-	}
-	s.bytesSinceIndex += int64(len(b))
-	s.size += int64(len(b))
-	s.nextOffset = b.LastOffset() + 1
 	w.pending = out
 	if len(w.pending) >= cleanWriteBlock {
 		return w.writeOut()

@@ -443,6 +443,13 @@ func (s *segment) append(b recordbatch.Batch, indexInterval int64) error {
 	if _, err := s.log.WriteAt(b, pos); err != nil {
 		return err
 	}
+	return s.indexAppended(b, pos, indexInterval)
+}
+
+// indexAppended accounts for b, just written at pos: the largest
+// timestamp, the index entries by Kafka's live rule (see append), the
+// size and the next offset.
+func (s *segment) indexAppended(b recordbatch.Batch, pos, indexInterval int64) error {
 	if ts := b.MaxTimestamp(); ts > s.maxTS {
 		s.maxTS, s.maxTSOffset = ts, b.LastOffset()
 	}

@@ -24,7 +24,6 @@
 package users
 
 import (
-	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
@@ -185,10 +184,8 @@ func (c Credential) check() error {
 // Decode reads a users file's bytes; path names it in errors.
 func Decode(path string, data []byte) ([]User, error) {
 	var f fileJSON
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&f); err != nil {
-		return nil, fmt.Errorf("%s: %w: %w", path, ErrCorrupt, err)
+	if err := rootfile.DecodeJSON(path, data, &f, ErrCorrupt); err != nil {
+		return nil, err
 	}
 	if f.Version != 1 {
 		return nil, fmt.Errorf("%s: %w: version %d, want 1", path, ErrCorrupt, f.Version)

@@ -12,7 +12,9 @@
 package rootfile
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -172,5 +174,16 @@ func (f *File[T]) Update(ctx context.Context, fn func(T) (T, error)) error {
 	}
 	f.val, f.stamp, f.loaded = v, f.statFile(), true
 	f.gen++
+	return nil
+}
+
+// DecodeJSON decodes a root file's JSON into v, refusing fields v does
+// not have; its error names path and wraps corrupt.
+func DecodeJSON(path string, data []byte, v any, corrupt error) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("%s: %w: %w", path, corrupt, err)
+	}
 	return nil
 }
