@@ -291,11 +291,11 @@ func Add(bindings []Binding, add ...Binding) []Binding {
 	return bindings
 }
 
-// Remove takes the bindings f matches out of bindings, and returns
-// what is left and what was taken.
-func Remove(bindings []Binding, f Filter) (left, removed []Binding) {
+// Remove takes the bindings some filter of fs matches out of bindings,
+// and returns what is left and what was taken.
+func Remove(bindings []Binding, fs ...Filter) (left, removed []Binding) {
 	for _, b := range bindings {
-		if f.Matches(b) {
+		if slices.ContainsFunc(fs, func(f Filter) bool { return f.Matches(b) }) {
 			removed = append(removed, b)
 		} else {
 			left = append(left, b)

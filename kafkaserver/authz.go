@@ -69,6 +69,7 @@ func (s *Server) clusterCode(c *conn, op kmsg.ACLOperation) int16 {
 // topic): one topic, a Produce's or a Fetch's usual, without a map. The
 // zero value, for a server without an authorizer, is errNone for all.
 type topicCodes struct {
+	decided   bool // false: no authorizer, or no topic
 	first     string
 	firstCode int16
 	more      map[string]int16
@@ -80,6 +81,7 @@ func authorizeTopics[T any](s *Server, c *conn, op kmsg.ACLOperation, topics []T
 	if s.cfg.Authorizer == nil || len(topics) == 0 {
 		return tc
 	}
+	tc.decided = true
 	tc.first = name(&topics[0])
 	tc.firstCode = s.topicCode(c, op, tc.first)
 	for i := 1; i < len(topics); i++ {
@@ -114,7 +116,7 @@ func (tc *topicCodes) set(topic string, code int16) {
 
 // each calls fn with each topic and its code.
 func (tc *topicCodes) each(fn func(topic string, code int16)) {
-	if tc.first == "" && tc.more == nil {
+	if !tc.decided {
 		return
 	}
 	fn(tc.first, tc.firstCode)

@@ -2,9 +2,7 @@ package kafkaserver
 
 import (
 	"context"
-	"io"
 	"log/slog"
-	"net"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -87,22 +85,6 @@ func FuzzACLRequests(f *testing.F) {
 			reset()
 			authorizer.Refresh()
 		}()
-		client, server := net.Pipe()
-		conn, err := srv.serveConn(server, ListenerConfig{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		conn.cancel()
-		drained := make(chan struct{})
-		go func() {
-			io.Copy(io.Discard, client)
-			close(drained)
-		}()
-		client.Write(data)
-		client.Close()
-		<-drained
-		if msg := logs.panicked.Load(); msg != nil {
-			t.Fatalf("the server panicked: %s", *msg)
-		}
+		fuzzConnInput(t, srv, logs, data)
 	})
 }

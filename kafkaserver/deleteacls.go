@@ -35,28 +35,23 @@ func handleDeleteAcls(s *Server, c *conn, req kmsg.Request, p *pending) error {
 	}
 	if code == errNone {
 		err := s.updateACLs(func(bs []acl.Binding) ([]acl.Binding, error) {
-			gone := map[acl.Binding]bool{}
+			var valid []acl.Filter
 			for i, f := range filters {
 				if f == nil {
 					continue
 				}
+				valid = append(valid, *f)
 				_, removed := acl.Remove(bs, *f)
 				res := &resp.Results[i]
 				res.MatchingACLs = res.MatchingACLs[:0]
 				for _, b := range removed {
-					gone[b] = true
 					m := kmsg.NewDeleteACLsResponseResultMatchingACL()
 					m.ResourceType, m.ResourceName, m.ResourcePatternType = b.ResourceType, b.ResourceName, b.PatternType
 					m.Principal, m.Host, m.Operation, m.PermissionType = b.Principal, b.Host, b.Operation, b.Permission
 					res.MatchingACLs = append(res.MatchingACLs, m)
 				}
 			}
-			left := bs[:0]
-			for _, b := range bs {
-				if !gone[b] {
-					left = append(left, b)
-				}
-			}
+			left, _ := acl.Remove(bs, valid...)
 			return left, nil
 		})
 		if err != nil {

@@ -86,28 +86,33 @@ func FuzzConn(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 10, 0, 18, 0, 5, 0, 0, 0, 1, 0xff, 0xff})
 	f.Add([]byte{0x7f, 0xff, 0xff, 0xff})
 
-	f.Fuzz(func(t *testing.T, data []byte) {
-		client, server := net.Pipe()
-		c, err := srv.serveConn(server, ListenerConfig{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		// Long-poll fetches answer at once: a pipelined input of fetches
-		// that wait would otherwise hold the connection (and the fuzzer)
-		// for their MaxWait.
-		c.cancel()
-		drained := make(chan struct{})
-		go func() {
-			io.Copy(io.Discard, client)
-			close(drained)
-		}()
-		client.Write(data)
-		client.Close()
-		<-drained
-		if msg := logs.panicked.Load(); msg != nil {
-			t.Fatalf("the server panicked: %s", *msg)
-		}
-	})
+	f.Fuzz(func(t *testing.T, data []byte) { fuzzConnInput(t, srv, logs, data) })
+}
+
+// fuzzConnInput sends data to a new connection of srv, reads what it
+// answers until it closes, and fails t if the log says a handler
+// panicked.
+func fuzzConnInput(t *testing.T, srv *Server, logs *panicWatch, data []byte) {
+	client, server := net.Pipe()
+	c, err := srv.serveConn(server, ListenerConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Long-poll fetches answer at once: a pipelined input of fetches
+	// that wait would otherwise hold the connection (and the fuzzer)
+	// for their MaxWait.
+	c.cancel()
+	drained := make(chan struct{})
+	go func() {
+		io.Copy(io.Discard, client)
+		close(drained)
+	}()
+	client.Write(data)
+	client.Close()
+	<-drained
+	if msg := logs.panicked.Load(); msg != nil {
+		t.Fatalf("the server panicked: %s", *msg)
+	}
 }
 
 // panicWatch is a log sink that keeps only the first line about a

@@ -98,7 +98,7 @@ func handleProduce(s *Server, c *conn, req kmsg.Request, p *pending) error {
 			items = append(items, item{rt.Topic, rp, sp})
 		})
 	})
-	window := s.openWindow()
+	window := s.openWindow
 	for from := 0; from < len(items); from += window {
 		chunk := items[from:min(from+window, len(items))]
 		if acksOK && txnCode == errNone && len(chunk) > 1 {
@@ -175,16 +175,15 @@ const openWorkers = 16
 // together before their appends (handleProduce).
 const maxOpenWindow = 256
 
-// openWindow is how many partitions of a produce request are opened
-// together before their appends: maxOpenWindow, or a quarter of the
-// store's bound on open partitions when that is less, so that a window
-// never closes partitions of its own.
-func (s *Server) openWindow() int {
-	w := maxOpenWindow
-	if m := s.store.Options().MaxOpenPartitions; m > 0 {
-		w = min(w, max(m/4, 1))
+// produceOpenWindow is how many partitions of a produce request are
+// opened together before their appends: maxOpenWindow, or a quarter of
+// the store's bound on open partitions (maxOpen, 0 for none) when that
+// is less, so that a window never closes partitions of its own.
+func produceOpenWindow(maxOpen int) int {
+	if maxOpen > 0 {
+		return min(maxOpenWindow, max(maxOpen/4, 1))
 	}
-	return w
+	return maxOpenWindow
 }
 
 // openConcurrently opens the partitions of tps not open yet, several

@@ -159,6 +159,9 @@ type Server struct {
 	txn     *txncoord.Coordinator // transactional ids (opened by New)
 	// groups is the group coordinator (groups.db; see groups.go).
 	groups *groupcoord.Coordinator
+	// openWindow is how many partitions of a produce request are
+	// opened together before their appends (produce.go).
+	openWindow int
 
 	// ctx ends at Shutdown or Close: long-poll fetches return early.
 	ctx    context.Context
@@ -235,18 +238,19 @@ func New(store *logstore.Store, cfg Config) (*Server, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{
-		store:     store,
-		cfg:       cfg,
-		log:       slog.New(repeats),
-		repeats:   repeats,
-		cat:       cat,
-		ctx:       ctx,
-		cancel:    cancel,
-		listeners: make(map[net.Listener]struct{}),
-		conns:     make(map[*conn]struct{}),
-		connsDone: make(chan struct{}),
-		perIP:     make(map[string]int),
-		budget:    newRequestBudget(cfg.QueuedMaxRequestBytes),
+		store:      store,
+		cfg:        cfg,
+		log:        slog.New(repeats),
+		repeats:    repeats,
+		cat:        cat,
+		ctx:        ctx,
+		cancel:     cancel,
+		listeners:  make(map[net.Listener]struct{}),
+		conns:      make(map[*conn]struct{}),
+		connsDone:  make(chan struct{}),
+		perIP:      make(map[string]int),
+		budget:     newRequestBudget(cfg.QueuedMaxRequestBytes),
+		openWindow: produceOpenWindow(store.Options().MaxOpenPartitions),
 	}
 	if s.groups, err = s.openGroups(); err != nil {
 		cancel()

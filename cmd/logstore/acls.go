@@ -206,13 +206,14 @@ reads it again within a second.`,
 		}
 		return out, nil
 	}
-	matchesAny := func(fs []acl.Filter, b acl.Binding) bool {
-		for _, f := range fs {
-			if f.Matches(b) {
-				return true
-			}
+	// selected opens the file and reads ff's filters.
+	selected := func(ff *filterFlags) (*acl.File, []acl.Filter, error) {
+		fs, err := filters(ff)
+		if err != nil {
+			return nil, nil, err
 		}
-		return false
+		f, err := openACLs(dir)
+		return f, fs, err
 	}
 
 	var listFlags filterFlags
@@ -221,11 +222,7 @@ reads it again within a second.`,
 		Short: "List the ACLs, or those the flags select",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			fs, err := filters(&listFlags)
-			if err != nil {
-				return err
-			}
-			f, err := openACLs(dir)
+			f, fs, err := selected(&listFlags)
 			if err != nil {
 				return err
 			}
@@ -233,12 +230,11 @@ reads it again within a second.`,
 			if err != nil {
 				return err
 			}
+			_, matched := acl.Remove(bs, fs...) // (from the list read, not the file)
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "RESOURCE\tNAME\tPATTERN\tPRINCIPAL\tHOST\tOPERATION\tPERMISSION")
-			for _, b := range bs {
-				if matchesAny(fs, b) {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", b.ResourceType, b.ResourceName, b.PatternType, b.Principal, b.Host, b.Operation, b.Permission)
-				}
+			for _, b := range matched {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", b.ResourceType, b.ResourceName, b.PatternType, b.Principal, b.Host, b.Operation, b.Permission)
 			}
 			return tw.Flush()
 		},
@@ -254,24 +250,14 @@ reads it again within a second.`,
 			if len(delFlags.res.list()) == 0 && len(delFlags.principals) == 0 {
 				return errors.New("give a resource (--topic, --group, --transactional-id, --cluster) or a --principal: delete does not delete every ACL")
 			}
-			fs, err := filters(&delFlags)
-			if err != nil {
-				return err
-			}
-			f, err := openACLs(dir)
+			f, fs, err := selected(&delFlags)
 			if err != nil {
 				return err
 			}
 			removed := 0
 			err = f.Update(cmd.Context(), func(bs []acl.Binding) ([]acl.Binding, error) {
-				left := bs[:0]
-				for _, b := range bs {
-					if matchesAny(fs, b) {
-						removed++
-					} else {
-						left = append(left, b)
-					}
-				}
+				left, gone := acl.Remove(bs, fs...)
+				removed = len(gone)
 				return left, nil
 			})
 			if err != nil {
